@@ -1,0 +1,119 @@
+"""Request and response records: the only shapes that cross the door to a model.
+
+Pure data. The core builds `Request`s; the shell's client answers them with `Response`s.
+Nothing here performs I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+from attrs import field, frozen
+
+
+class Role(enum.Enum):
+    """Which model a request is for; the client routes each role to its own backend."""
+
+    TARGET = "target"
+    OPTIMIZER = "optimizer"
+
+
+class CallKind(enum.Enum):
+    """What a call is for; used for usage and cost accounting (the paper's Table 8)."""
+
+    TARGET_EXECUTION = "target_execution"
+    STRATEGY_SELECTION = "strategy_selection"
+    CANDIDATE_GENERATION = "candidate_generation"
+    FEEDBACK_PREPARATION = "feedback_preparation"
+
+
+@frozen(kw_only=True)
+class TextBlock:
+    text: str = field(validator=attrs.validators.instance_of(str))
+
+
+@frozen(kw_only=True)
+class ImageBlock:
+    """An image sent to the target (DocVQA page). `data` is base64 of the encoded bytes."""
+
+    media_type: str = field(validator=attrs.validators.in_(("image/png", "image/jpeg")))
+    data: str = field(repr=lambda d: f"<{len(d)} base64 chars>")
+
+
+Block = TextBlock | ImageBlock
+
+
+def _to_blocks(value: str | tuple[Block, ...] | list[Block]) -> tuple[Block, ...]:
+    if isinstance(value, str):
+        return (TextBlock(text=value),)
+    return tuple(value)
+
+
+@frozen(kw_only=True)
+class Message:
+    role: str = field(validator=attrs.validators.in_(("user", "assistant")))
+    content: tuple[Block, ...] = field(converter=_to_blocks)
+
+    @classmethod
+    def user(cls, content: str | tuple[Block, ...]) -> Message:
+        return cls(role="user", content=content)
+
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+@frozen(kw_only=True)
+class Request:
+    """One model call. Every field except `kind` can change the output and is part of the key.
+
+    `draw` distinguishes deliberate repeated draws of the same prompt (I3 parallel sampling):
+    sampling parameters cannot be relied on (SDK >= 1 dropped `temperature`).
+    `kind` only labels the call for accounting and is left out of the cache key.
+    """
+
+    role: Role
+    model: str = field(validator=attrs.validators.min_len(1))
+    system: str
+    messages: tuple[Message, ...] = field(converter=tuple)
+    max_tokens: int = field(validator=attrs.validators.gt(0))
+    temperature: float | None = None
+    stop: tuple[str, ...] = field(default=(), converter=tuple)
+    draw: int = field(default=0, validator=attrs.validators.ge(0))
+    kind: CallKind = CallKind.TARGET_EXECUTION
+
+    def user_text(self) -> str:
+        return "\n".join(m.text() for m in self.messages if m.role == "user")
+
+
+@frozen(kw_only=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+        )
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens + self.output_tokens + self.cache_write_tokens + self.cache_read_tokens
+        )
+
+
+@frozen(kw_only=True)
+class Response:
+    """A model's answer. `from_cache` is transport metadata: it never enters events or equality."""
+
+    text: str
+    stop_reason: str = "end_turn"
+    usage: Usage = Usage()
+    model: str = ""
+    from_cache: bool = field(default=False, eq=False)

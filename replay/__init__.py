@@ -1,0 +1,1 @@
+"""The shell: runner, run directories and traces, replay, the viewer and the CLI."""

@@ -1,0 +1,64 @@
+"""Enumerations shared by the core: strategies, forms, decisions, reasons."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Strategy(enum.Enum):
+    """Search strategies (paper §3.1, App. A.1)."""
+
+    I1 = "I1"  # direct revision
+    I2 = "I2"  # iterative refinement
+    I3 = "I3"  # parallel sampling
+
+
+class Form(enum.Enum):
+    """Revision forms (paper Table 4)."""
+
+    F1 = "F1"  # conditional rules
+    F2 = "F2"  # worked examples
+    F3 = "F3"  # reasoning procedure
+    F4 = "F4"  # full rewrite
+
+
+class Stage(enum.Enum):
+    SCREENING = "screening"
+    VALIDATION = "validation"
+    FINAL_SELECTION = "final_selection"
+    FINAL_CONFIRMATION = "final_confirmation"
+
+
+class Verdict(enum.Enum):
+    """What candidate evaluation decided for one candidate."""
+
+    ACCEPTED = "accepted"  # passed screening and validation: replaces s_t
+    SAVED = "saved"  # regression checks passed with 0 < gain < eps_s: kept for final selection
+    REJECTED_SCREENING = "rejected_screening"
+    REJECTED_VALIDATION = "rejected_validation"
+    INVALID = "invalid"  # the patch or its grounding failed before any budget was spent
+    UNAFFORDABLE = "unaffordable"  # the evaluation could not be paid for within the budget
+
+
+class Reason(enum.Enum):
+    """Why a check failed (or why a candidate never reached evaluation)."""
+
+    GAIN_BELOW_THRESHOLD = "gain_below_threshold"
+    MORE_LOSSES_THAN_WINS = "more_losses_than_wins"
+    REGRESSIONS_AMONG_SOLVED = "regressions_among_solved"  # LB(D, S) > 1/2
+    LOSSES_AMONG_CHANGES = "losses_among_changes"  # LB(D, D+U) > 1/2
+    INVALID_PATCH = "invalid_patch"
+    UNGROUNDED_EXAMPLE = "ungrounded_example"
+    FORMAT_CHANGED = "format_changed"
+    REWRITE_TOO_LONG = "rewrite_too_long"
+    UNCHANGED = "unchanged"
+    DUPLICATE = "duplicate"
+    UNPARSEABLE = "unparseable"
+    EMPTY_SET = "empty_set"
+    UNAFFORDABLE = "unaffordable"
+
+
+class StopReason(enum.Enum):
+    BUDGET = "budget"
+    EARLY_STOP = "early_stop"
+    MAX_ROUNDS = "max_rounds"

@@ -1,0 +1,79 @@
+"""Frozen records the core reasons about: skills, samples, scores, executions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from attrs import field, frozen
+
+from stratune_core.ids import text_id
+
+
+def _unit_interval(_inst: object, attribute: attrs.Attribute, value: float) -> None:
+    if not (0.0 <= value <= 1.0):
+        raise ValueError(f"{attribute.name} must lie in [0, 1], got {value!r}")
+
+
+@frozen(kw_only=True)
+class Skill:
+    """Instruction text the target runs under. Identity is the hash of the text."""
+
+    text: str = field(validator=attrs.validators.instance_of(str))
+
+    @property
+    def id(self) -> str:
+        return text_id(self.text)
+
+
+@frozen(kw_only=True, hash=False)
+class Sample:
+    """One training or test sample. `payload` is task-specific JSON-like data."""
+
+    id: str = field(validator=attrs.validators.min_len(1))
+    stratum: str = "all"
+    payload: Any = None
+
+
+@frozen(kw_only=True)
+class Score:
+    """What a task's scorer says about one execution. A failed sample is a score, not an error.
+
+    `output` is the part of the target's answer shown to the optimizer as feedback, `summary`
+    the scorer's one-line account of what went wrong (empty when solved), `aux` an optional
+    guardrail metric.
+    """
+
+    value: float = field(converter=float, validator=_unit_interval)
+    output: str = ""
+    summary: str = ""
+    aux: float | None = None
+
+
+@frozen(kw_only=True)
+class Execution:
+    """One logical execution: skill `skill_id` run on sample `sample_id` (a ledger entry)."""
+
+    skill_id: str
+    sample_id: str
+    score: float = field(validator=_unit_interval)
+    solved: bool
+    output: str = ""
+    summary: str = ""
+
+
+@frozen(kw_only=True)
+class TaskInfo:
+    """Static facts about a task that the rules need."""
+
+    name: str
+    initial_skill: str
+    success_threshold: float = field(default=1.0, validator=_unit_interval)
+    binary: bool = True
+    eps0: float = 0.0025
+    max_tokens: int = 4096
+
+
+def is_solved(score: float, threshold: float) -> bool:
+    """The dataset's success criterion, with the 1e-9 tolerance of SPEC §4.2."""
+    return score >= threshold - 1e-9
