@@ -38,6 +38,7 @@ class Verdict(enum.Enum):
     REJECTED_VALIDATION = "rejected_validation"
     INVALID = "invalid"  # the patch or its grounding failed before any budget was spent
     UNAFFORDABLE = "unaffordable"  # the evaluation could not be paid for within the budget
+    NOT_SUBMITTED = "not_submitted"  # an I2/I3 draft that lost the ranking on the common subset
 
 
 class Reason(enum.Enum):
@@ -62,3 +63,5 @@ class StopReason(enum.Enum):
     BUDGET = "budget"
     EARLY_STOP = "early_stop"
     MAX_ROUNDS = "max_rounds"
+    MAX_EPOCHS = "max_epochs"
+    NO_PROGRESS = "no_progress"  # a whole epoch of rounds spent nothing: nothing left to learn

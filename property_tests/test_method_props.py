@@ -1,0 +1,48 @@
+"""Properties of whole runs over random scripted-model behaviours."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stratune_core import events as ev
+from stratune_core.config import Config
+from stratune_core.enums import Verdict
+from stratune_core.run import run
+from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
+
+plans = st.lists(st.sampled_from(["I1", "I2", "I3"]), min_size=1, max_size=3, unique=True)
+form_plans = st.lists(st.sampled_from(["F1", "F2", "F3", "F4"]), min_size=1, max_size=4, unique=True)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    style=st.sampled_from(["good", "mixed"]),
+    plan=plans,
+    forms=form_plans,
+    n_train=st.integers(20, 60),
+    selector=st.sampled_from(["llm", "rotation", "random", "bandit:ucb1"]),
+    validation=st.booleans(),
+)
+def test_runs_end_within_budget_and_change_skill_only_by_acceptance(
+    seed, style, plan, forms, n_train, selector, validation
+):
+    """Any run ends; spent <= B and equals distinct pairs; the current skill changes only through
+    an accepted candidate; the final skill was current or saved."""
+    optimizer = ToyOptimizer(style=style, strategy_plan=tuple(plan), form_plan=tuple(forms))
+    config = Config(seed=seed, selector=selector, validation=validation)
+    result = run(config, ToyTask(n_train=n_train), InProcessLLM(optimizer=optimizer))
+    assert result.spent <= result.budget
+    assert result.spent == len(result.state.ledger)
+    decided = {e.candidate_id: e.verdict for e in result.events if isinstance(e, ev.CandidateDecided)}
+    current = next(e for e in result.events if isinstance(e, ev.RunStarted)).initial_skill_id
+    currents = {current}
+    for e in result.events:
+        if isinstance(e, ev.SkillReplaced):
+            assert e.previous_id == current
+            assert decided[e.current_id] is Verdict.ACCEPTED
+            current = e.current_id
+            currents.add(current)
+    assert result.state.current_id == current
+    assert result.final_id in {current, *result.state.saved}

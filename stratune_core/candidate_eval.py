@@ -1,0 +1,187 @@
+"""Candidate evaluation wired to the state: screening, then validation, then the state update.
+
+Every outcome, rejections and unaffordable evaluations included, becomes a `HistoryEntry`.
+The reference skill is the current skill at the moment of evaluation: when an earlier candidate
+of the same round was accepted, a later one must beat the new current skill.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from attrs import frozen
+
+from stratune_core.context import Env
+from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
+from stratune_core.evaluation import Outcome, screen, validate
+from stratune_core.events import (
+    CandidateDecided,
+    CandidateUnaffordable,
+    Event,
+    SkillReplaced,
+    StageResult,
+)
+from stratune_core.execute import execute_groups
+from stratune_core.history import HistoryEntry
+from stratune_core.refinement import Refinement
+from stratune_core.sets import screening_set, validation_set
+from stratune_core.state import State
+
+
+@frozen(kw_only=True)
+class Submission:
+    candidate_id: str
+    strategy: Strategy
+    form: Form | None
+    theme: str
+    exclude: frozenset[str]  # the batch, samples shown to the optimizer, the ranking subset
+
+
+@frozen(kw_only=True)
+class Evaluated:
+    entry: HistoryEntry
+    screening: Outcome | None
+
+
+def _run_stage(
+    state: State,
+    env: Env,
+    sub: Submission,
+    ref: str,
+    ids: tuple[str, ...],
+    stage: Stage,
+    events: list[Event],
+) -> tuple[State, Outcome | None]:
+    state, charged, admitted = execute_groups(
+        state, env, [(ref, ids), (sub.candidate_id, ids)], purpose=stage.value
+    )
+    events.extend(charged)
+    if not admitted:
+        cost = len(state.ledger.missing(ref, ids)) + len(state.ledger.missing(sub.candidate_id, ids))
+        events.append(
+            CandidateUnaffordable(
+                round=state.round,
+                candidate_id=sub.candidate_id,
+                stage=stage,
+                cost=cost,
+                remaining=state.budget.remaining_before_reserve,
+            )
+        )
+        return state, None
+    base = state.ledger.scores(ref, ids)
+    cand = state.ledger.scores(sub.candidate_id, ids)
+    rule = screen if stage is Stage.SCREENING else validate
+    outcome = rule(base, cand, config=env.config, eps0=env.eps0, success_threshold=env.threshold)
+    events.append(
+        StageResult(
+            round=state.round,
+            candidate_id=sub.candidate_id,
+            reference_id=ref,
+            outcome=outcome,
+            sample_ids=ids,
+        )
+    )
+    return state, outcome
+
+
+def evaluate_candidate(
+    state: State, env: Env, sub: Submission, rng: np.random.Generator
+) -> tuple[State, tuple[Event, ...], Evaluated]:
+    cfg = env.config
+    ref = state.current_id
+    events: list[Event] = []
+    q_s = screening_set(
+        rng,
+        samples=env.train,
+        solved=state.ledger.solved_ids(ref),
+        exclude=sub.exclude,
+        n_solved=cfg.screen_solved,
+        n_random=cfg.screen_random,
+    )
+    entry_base = dict(
+        round=state.round,
+        strategy=sub.strategy,
+        form=sub.form,
+        candidate_id=sub.candidate_id,
+        theme=sub.theme,
+    )
+    if not q_s:
+        return _decide(state, events, HistoryEntry(
+            **entry_base, verdict=Verdict.REJECTED_SCREENING, reasons=(Reason.EMPTY_SET,)
+        ), None)
+    state, s_out = _run_stage(state, env, sub, ref, q_s, Stage.SCREENING, events)
+    if s_out is None:
+        entry = HistoryEntry(**entry_base, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,))
+        return _decide(state, events, entry, None)
+    screened = dict(
+        screen_gain=s_out.stats.gain,
+        screen_wins=s_out.stats.wins,
+        screen_losses=s_out.stats.losses,
+        regressions=s_out.stats.counts.D,
+    )
+    if not s_out.passed:
+        verdict = Verdict.SAVED if s_out.saveable else Verdict.REJECTED_SCREENING
+        entry = HistoryEntry(**entry_base, **screened, verdict=verdict, reasons=s_out.failed)
+        if verdict is Verdict.SAVED:
+            state = state.evolve(saved=(*state.saved, sub.candidate_id))
+        return _decide(state, events, entry, s_out)
+    if cfg.validation:
+        size = cfg.validation_size(len(env.train))
+        q_v = validation_set(rng, samples=env.train, exclude=sub.exclude | set(q_s), size=size)
+        if not q_v:
+            entry = HistoryEntry(
+                **entry_base, **screened, verdict=Verdict.REJECTED_VALIDATION,
+                reasons=(Reason.EMPTY_SET,),
+            )
+            return _decide(state, events, entry, s_out)
+        state, v_out = _run_stage(state, env, sub, ref, q_v, Stage.VALIDATION, events)
+        if v_out is None:
+            # It passed screening but validation cannot be paid for: keep it for final selection.
+            state = state.evolve(saved=(*state.saved, sub.candidate_id))
+            entry = HistoryEntry(
+                **entry_base, **screened, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,)
+            )
+            return _decide(state, events, entry, s_out)
+        if not v_out.passed:
+            entry = HistoryEntry(
+                **entry_base, **screened, verdict=Verdict.REJECTED_VALIDATION,
+                reasons=v_out.failed, val_gain=v_out.stats.gain, held=False,
+            )
+            return _decide(state, events, entry, s_out)
+        entry = HistoryEntry(
+            **entry_base, **screened, verdict=Verdict.ACCEPTED, val_gain=v_out.stats.gain, held=True
+        )
+    else:
+        entry = HistoryEntry(**entry_base, **screened, verdict=Verdict.ACCEPTED)
+    state = _accept(state, env, sub.candidate_id, events)
+    return _decide(state, events, entry, s_out)
+
+
+def _accept(state: State, env: Env, candidate_id: str, events: list[Event]) -> State:
+    epoch = state.round // len(state.batches)
+    per_epoch = list(state.accepted_per_epoch) + [0] * (epoch + 1 - len(state.accepted_per_epoch))
+    per_epoch[epoch] += 1
+    events.append(SkillReplaced(round=state.round, previous_id=state.current_id, current_id=candidate_id))
+    saved = state.saved if candidate_id in state.saved else (*state.saved, candidate_id)
+    # s~ is re-initialised from the new current skill when refinement resumes.
+    refinement = Refinement() if state.refinement.started else state.refinement
+    return state.evolve(
+        current_id=candidate_id,
+        saved=saved,
+        accepted_per_epoch=tuple(per_epoch),
+        refinement=refinement,
+    )
+
+
+def _decide(
+    state: State, events: list[Event], entry: HistoryEntry, screening: Outcome | None
+) -> tuple[State, tuple[Event, ...], Evaluated]:
+    events.append(
+        CandidateDecided(
+            round=state.round,
+            candidate_id=entry.candidate_id,
+            verdict=entry.verdict,
+            reasons=entry.reasons,
+        )
+    )
+    state = state.evolve(history=state.history.add_entry(entry))
+    return state, tuple(events), Evaluated(entry=entry, screening=screening)

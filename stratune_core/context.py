@@ -1,0 +1,40 @@
+"""What a round needs besides the state: the config, the task, the model door, and facts
+derived once from the task. Built by `run`; never persisted."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attrs import frozen
+
+from stratune_core.config import Config
+from stratune_core.llm import LLM
+from stratune_core.records import Sample
+from stratune_core.task import Task
+
+
+@frozen(kw_only=True)
+class Env:
+    config: Config
+    task: Task
+    llm: LLM
+    samples: Mapping[str, Sample]
+    train: tuple[Sample, ...]
+    train_ids: tuple[str, ...]
+    eps0: float
+    threshold: float
+
+    @classmethod
+    def build(cls, config: Config, task: Task, llm: LLM) -> Env:
+        train = tuple(task.split("train"))
+        info = task.info
+        return cls(
+            config=config,
+            task=task,
+            llm=llm,
+            samples={s.id: s for s in train},
+            train=train,
+            train_ids=tuple(s.id for s in train),
+            eps0=info.eps0 if config.eps0 is None else config.eps0,
+            threshold=info.success_threshold,
+        )

@@ -1,0 +1,80 @@
+"""Final skill selection (paper App. B): the current skill and the saved candidates run on a
+common set of training samples, split 60/40 into selection and confirmation subsets; each saved
+candidate in turn replaces the selected skill only if it passes on both."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from stratune_core.context import Env
+from stratune_core.evaluation import final_compare, split_final_set
+from stratune_core.events import Event, FinalComparison
+from stratune_core.execute import execute_groups
+from stratune_core.state import State
+
+
+def _paired_gain(state: State, cand: str, ref: str) -> float:
+    common = sorted(state.ledger.executed_ids(cand) & state.ledger.executed_ids(ref))
+    if not common:
+        return 0.0
+    c = state.ledger.scores(cand, common)
+    r = state.ledger.scores(ref, common)
+    return sum(a - b for a, b in zip(c, r, strict=True)) / len(common)
+
+
+def contenders(state: State, seats: int | None) -> tuple[str, ...]:
+    """Saved candidates other than the current skill, best paired gain over it first."""
+    saved = [sid for sid in dict.fromkeys(state.saved) if sid != state.current_id]
+    ranked = sorted(saved, key=lambda sid: -_paired_gain(state, sid, state.current_id))
+    return tuple(ranked if seats is None else ranked[:seats])
+
+
+def common_set(state: State, env: Env, skills: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...]:
+    """As many training samples (in rng order) as the remaining budget can run every skill on;
+    ledger entries are free."""
+    room = state.budget.remaining
+    chosen: list[str] = []
+    cost = 0
+    for i in rng.permutation(len(env.train_ids)):
+        x = env.train_ids[int(i)]
+        need = sum(not state.ledger.has(s, x) for s in skills)
+        if cost + need <= room:
+            chosen.append(x)
+            cost += need
+    return tuple(chosen)
+
+
+def final_selection(state: State, env: Env, rng: np.random.Generator) -> tuple[State, tuple[Event, ...], str]:
+    cfg = env.config
+    if not cfg.final_selection:
+        return state, (), state.current_id
+    rivals = contenders(state, cfg.final_seats)
+    if not rivals:
+        return state, (), state.current_id
+    skills = (state.current_id, *rivals)
+    ids = common_set(state, env, skills, rng)
+    if len(ids) < 2:
+        return state, (), state.current_id
+    state, events, admitted = execute_groups(
+        state, env, [(s, ids) for s in skills], purpose="final_selection", use_reserve=True
+    )
+    out: list[Event] = list(events)
+    if not admitted:  # common_set only picks what fits, so this means a broken invariant
+        return state, tuple(out), state.current_id
+    sel, conf = split_final_set(ids, cfg.final_select_frac)
+    selected = state.current_id
+    led = state.ledger
+    for cand in rivals:
+        s_out, c_out = final_compare(
+            led.scores(selected, sel), led.scores(cand, sel),
+            led.scores(selected, conf), led.scores(cand, conf),
+            config=cfg, success_threshold=env.threshold,
+        )
+        replaced = s_out.passed and c_out.passed
+        out.append(FinalComparison(
+            candidate_id=cand, selected_id=selected, selection=s_out, confirmation=c_out,
+            replaced=replaced,
+        ))
+        if replaced:
+            selected = cand
+    return state, tuple(out), selected

@@ -1,0 +1,84 @@
+"""The driver loop: iterate `step` until the budget or a stop rule ends the run, then final
+skill selection. `iterate` yields after every round so the shell can persist events as they
+happen; `run` collects everything into a `RunResult`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from attrs import frozen
+
+from stratune_core.config import Config
+from stratune_core.context import Env
+from stratune_core.enums import StopReason, Strategy
+from stratune_core.events import Event, RunFinished, RunStarted, SkillAdded
+from stratune_core.final import final_selection
+from stratune_core.llm import LLM
+from stratune_core.state import State, initial_state, round_rng
+from stratune_core.step import round_step, stop_reason
+from stratune_core.task import Task
+
+FINAL_STREAM = 1
+
+
+@frozen(kw_only=True)
+class RunResult:
+    final_id: str
+    final_text: str
+    stop_reason: StopReason
+    rounds: int
+    spent: int
+    budget: int
+    events: tuple[Event, ...]
+    state: State
+
+
+def iterate(
+    config: Config,
+    task: Task,
+    llm: LLM,
+    *,
+    replay_sequence: tuple[Strategy, ...] = (),
+) -> Iterator[tuple[State, tuple[Event, ...]]]:
+    env = Env.build(config, task, llm)
+    state = initial_state(config, task, replay_sequence=replay_sequence)
+    yield state, (
+        RunStarted(
+            task=task.info.name, n_train=len(env.train), budget=state.budget.limit,
+            reserve=state.budget.reserve, initial_skill_id=state.current_id,
+            n_batches=len(state.batches),
+        ),
+        SkillAdded(skill_id=state.current_id, text=state.current_text, parent_id=None),
+    )
+    while (reason := stop_reason(state, env)) is None:
+        state, events = round_step(state, env, round_rng(config.seed, state.round))
+        yield state, events
+    state, events, final_id = final_selection(state, env, round_rng(config.seed, state.round, FINAL_STREAM))
+    done = RunFinished(
+        final_id=final_id, reason=reason, rounds=state.round, spent=state.budget.spent,
+        budget=state.budget.limit,
+    )
+    state = state.evolve(finished=True, stop_reason=reason)
+    yield state, (*events, done)
+
+
+def run(
+    config: Config, task: Task, llm: LLM, *, replay_sequence: tuple[Strategy, ...] = ()
+) -> RunResult:
+    events: list[Event] = []
+    state = None
+    for state, evs in iterate(config, task, llm, replay_sequence=replay_sequence):
+        events.extend(evs)
+    assert state is not None
+    final = events[-1]
+    assert isinstance(final, RunFinished)
+    return RunResult(
+        final_id=final.final_id,
+        final_text=state.text(final.final_id),
+        stop_reason=final.reason,
+        rounds=final.rounds,
+        spent=final.spent,
+        budget=final.budget,
+        events=tuple(events),
+        state=state,
+    )

@@ -1,0 +1,114 @@
+"""The optimization state Omega_t = (s_t, E_t, H_t, p_t), plus what keeps `step` pure: the
+execution ledger, the budget, the batches and the fixed ranking subset."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+import numpy as np
+from attrs import field, frozen
+
+from stratune_core.batches import make_batches
+from stratune_core.budget import Budget
+from stratune_core.config import Config
+from stratune_core.enums import StopReason, Strategy
+from stratune_core.errors import BudgetError, ConfigError
+from stratune_core.feedback import Feedback
+from stratune_core.history import History
+from stratune_core.ids import text_id
+from stratune_core.ledger import Ledger
+from stratune_core.refinement import Refinement
+from stratune_core.sets import ranking_set
+from stratune_core.task import Task
+
+
+def round_rng(seed: int, round_index: int, stream: int = 0) -> np.random.Generator:
+    """A round's randomness depends only on (run seed, round, stream)."""
+    return np.random.default_rng(np.random.SeedSequence([seed, round_index, stream]))
+
+
+SETUP_ROUND = -1  # the rng stream used once, before round 0, for batches and the ranking subset
+
+
+@frozen(kw_only=True)
+class State:
+    round: int = 0
+    current_id: str
+    skills: Mapping[str, str]  # every skill text seen in the run, by id
+    parents: Mapping[str, str | None]
+    feedback: Feedback | None = None
+    history: History = History()
+    refinement: Refinement = Refinement()
+    saved: tuple[str, ...] = field(default=(), converter=tuple)
+    ledger: Ledger
+    budget: Budget
+    batches: tuple[tuple[str, ...], ...]
+    ranking_ids: tuple[str, ...] = field(converter=tuple)
+    accepted_per_epoch: tuple[int, ...] = field(default=(), converter=tuple)
+    once_choice: Strategy | None = None
+    replay_sequence: tuple[Strategy, ...] = field(default=(), converter=tuple)
+    idle_rounds: int = 0  # consecutive rounds that executed nothing new
+    finished: bool = False
+    stop_reason: StopReason | None = None
+
+    @property
+    def current_text(self) -> str:
+        return self.skills[self.current_id]
+
+    def text(self, skill_id: str) -> str:
+        return self.skills[skill_id]
+
+    def with_skill(self, text: str, parent_id: str | None) -> tuple[State, str, bool]:
+        """Register a skill text; returns (state, id, is_new)."""
+        sid = text_id(text)
+        if sid in self.skills:
+            return self, sid, False
+        skills = {**self.skills, sid: text}
+        parents = {**self.parents, sid: parent_id}
+        return attrs.evolve(self, skills=skills, parents=parents), sid, True
+
+    def evolve(self, **changes: object) -> State:
+        return attrs.evolve(self, **changes)
+
+
+def initial_state(
+    config: Config,
+    task: Task,
+    *,
+    replay_sequence: tuple[Strategy, ...] = (),
+) -> State:
+    """Omega_0: the initial skill, the 16 stratified batches, the fixed ranking subset, the budget."""
+    train = task.split("train")
+    if not train:
+        raise ConfigError(f"task {task.info.name}: the training split is empty")
+    if config.selector.startswith("replay:") and not replay_sequence:
+        raise ConfigError("selector: replay needs the recorded strategy sequence (none given)")
+    n = len(train)
+    limit = config.budget_for(n)
+    reserve = config.reserve_for(n) if config.final_selection else 0
+    reserve = min(reserve, max(0, limit - 1))
+    rng = round_rng(config.seed, SETUP_ROUND)
+    batches = make_batches(train, config.n_batches, rng)
+    smallest = min(len(b) for b in batches)
+    if limit - reserve < smallest:
+        raise BudgetError(
+            f"budget: {limit} executions (reserve {reserve}) cannot pay for one batch of "
+            f"{smallest}; raise --budget or lower the reserve"
+        )
+    # The ranking subset is kept out of I2/I3 drafts' evaluation sets, so on small training sets
+    # it must leave most samples for screening and validation.
+    size = min(config.ranking_size_for(n), max(2, n // 4))
+    ranking = ranking_set(rng, samples=train, exclude=frozenset(), size=size)
+    text = task.info.initial_skill
+    sid = text_id(text)
+    return State(
+        current_id=sid,
+        skills={sid: text},
+        parents={sid: None},
+        ledger=Ledger(entries={}),
+        budget=Budget(limit=limit, spent=0, reserve=reserve),
+        batches=batches,
+        ranking_ids=ranking,
+        replay_sequence=replay_sequence,
+    )

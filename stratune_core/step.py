@@ -1,0 +1,96 @@
+"""One round of StraTune: `step(state, rng, llm, *, config, task) -> (state', events)`.
+
+Order of work (SPEC §2): execute s_t on the round's batch (E_t), choose the operator, generate
+candidates under it, evaluate each as it is submitted, record everything. Pure: the only door to
+models is `llm`; the same state, rng seed and cache give the same events.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from stratune_core.config import Config
+from stratune_core.context import Env
+from stratune_core.enums import StopReason
+from stratune_core.errors import CoreInvariantError
+from stratune_core.events import BatchExecuted, Event, RoundSkipped, RoundStarted
+from stratune_core.execute import execute_groups
+from stratune_core.feedback import build_feedback
+from stratune_core.llm import LLM
+from stratune_core.operator_choice import choose_operator
+from stratune_core.state import State
+from stratune_core.strategies import RUNNERS
+from stratune_core.task import Task
+
+
+def step(
+    state: State, rng: np.random.Generator, llm: LLM, *, config: Config, task: Task
+) -> tuple[State, tuple[Event, ...]]:
+    return round_step(state, Env.build(config, task, llm), rng)
+
+
+def stop_reason(state: State, env: Env) -> StopReason | None:
+    """Why the run must end before the next round, or None. The next round must at least pay
+    for its batch and for screening one candidate on top of it."""
+    cfg = env.config
+    n_q = len(state.batches)
+    epoch, index = divmod(state.round, n_q)
+    if cfg.max_rounds is not None and state.round >= cfg.max_rounds:
+        return StopReason.MAX_ROUNDS
+    if cfg.max_epochs is not None and epoch >= cfg.max_epochs:
+        return StopReason.MAX_EPOCHS
+    if cfg.early_stopping and index == 0 and epoch >= 2:
+        accepted = state.accepted_per_epoch
+        if epoch - 1 >= len(accepted) or accepted[epoch - 1] == 0:
+            return StopReason.EARLY_STOP
+    if state.idle_rounds >= n_q:
+        return StopReason.NO_PROGRESS
+    batch_cost = len(state.ledger.missing(state.current_id, state.batches[index]))
+    margin = cfg.screen_solved + cfg.screen_random
+    if not state.budget.fits(batch_cost + margin):
+        return StopReason.BUDGET
+    return None
+
+
+def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State, tuple[Event, ...]]:
+    if state.finished:
+        raise CoreInvariantError(f"step: the run already finished ({state.stop_reason})")
+    spent_before = state.budget.spent
+    n_q = len(state.batches)
+    epoch, index = divmod(state.round, n_q)
+    batch = state.batches[index]
+    events: list[Event] = [
+        RoundStarted(
+            round=state.round, epoch=epoch, batch_index=index, current_id=state.current_id,
+            spent=state.budget.spent,
+        )
+    ]
+    state, charged, admitted = execute_groups(state, env, [(state.current_id, batch)], purpose="feedback")
+    events.extend(charged)
+    if not admitted:
+        raise CoreInvariantError(
+            f"step: round {state.round} cannot pay for its batch; call stop_reason() first"
+        )
+    cfg = env.config
+    fb = build_feedback(
+        task=env.task, skill_id=state.current_id, batch_ids=batch, ledger=state.ledger,
+        samples=env.samples, max_failures=cfg.max_failures_shown,
+        max_examples=cfg.max_solved_offered, train_order=env.train_ids,
+    )
+    state = state.evolve(feedback=fb)
+    events.append(
+        BatchExecuted(
+            round=state.round, skill_id=state.current_id, sample_ids=batch,
+            solved=fb.n_solved, mean_score=fb.mean_score,
+        )
+    )
+    if not fb.failures:
+        events.append(RoundSkipped(round=state.round, reason="no failures on the batch"))
+    else:
+        state, evs, choice = choose_operator(state, env, rng)
+        events.extend(evs)
+        if choice is not None:
+            state, evs = RUNNERS[choice.strategy](state, env, rng, choice)
+            events.extend(evs)
+    idle = state.idle_rounds + 1 if state.budget.spent == spent_before else 0
+    return state.evolve(round=state.round + 1, idle_rounds=idle), tuple(events)

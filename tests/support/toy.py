@@ -1,0 +1,217 @@
+"""A toy world for testing the method: a task, a scripted target and a scripted optimizer.
+
+Test doubles only (never used in `traces/`). Both models are pure functions of the request, so
+a run through the real cache replays exactly and two runs give the same events.
+
+The task: each sample is a word with a marker; the expected answer is the word transformed by
+its marker ([U] uppercase, [R] reversed, [P] plain). The target applies the rules it finds in
+the skill: a *conditional* rule ("When marked [U], ...") helps exactly the marked samples; an
+*unconditional* one ("Always answer in UPPERCASE") helps [U] and breaks every other sample, so
+candidate evaluation must reject it through the regression checks. A "lucky" rule helps or hurts
+[P] samples by a hash of the word: noisy gains that screening may see and validation not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+import xxhash
+from attrs import frozen
+
+from llm_cache.records import CallKind, Message, Request, Response, Role, Usage
+from stratune_core.records import Sample, Score, TaskInfo
+
+INITIAL_SKILL = "Answer with the word.\nReturn the final answer inside <answer>...</answer> tags."
+
+WORDS = (
+    "apple", "river", "stone", "cloud", "ember", "frost", "grain", "harbor", "island", "jungle",
+    "kettle", "lantern", "meadow", "needle", "orchard", "pepper", "quartz", "rocket", "saddle",
+    "timber", "umbrella", "velvet", "walnut", "yonder", "zephyr", "anchor", "basket", "candle",
+    "dragon", "engine", "falcon", "garden", "hammer", "insect", "jacket", "kitten",
+)
+MARKERS = ("U", "R", "P")
+
+RULES = {
+    "U": "When the word is marked [U], answer in UPPERCASE.",
+    "R": "When the word is marked [R], answer with the word REVERSED.",
+}
+BAD_RULES = {
+    "U": "Always answer in UPPERCASE.",
+    "R": "Always answer with the word REVERSED.",
+}
+LUCKY_RULE = "When the word is marked [P], double-check the spelling."
+
+
+def _h(text: str) -> int:
+    return xxhash.xxh32_intdigest(text.encode())
+
+
+def make_samples(n: int, offset: int = 0) -> tuple[Sample, ...]:
+    out = []
+    for i in range(n):
+        word = WORDS[(i + offset) % len(WORDS)] + ("" if i + offset < len(WORDS) else str(i + offset))
+        marker = MARKERS[(i + offset) % 3]
+        out.append(Sample(id=f"s{i + offset:03d}", stratum=marker, payload={"word": word, "marker": marker}))
+    return tuple(out)
+
+
+def expected_answer(word: str, marker: str) -> str:
+    return {"U": word.upper(), "R": word[::-1], "P": word}[marker]
+
+
+@frozen
+class ToyTask:
+    n_train: int = 48
+    n_test: int = 24
+    initial: str = INITIAL_SKILL
+
+    @property
+    def info(self) -> TaskInfo:
+        return TaskInfo(name="toy", initial_skill=self.initial, success_threshold=1.0, binary=True, eps0=0.0025, max_tokens=64)
+
+    def split(self, name: str) -> tuple[Sample, ...]:
+        if name == "train":
+            return make_samples(self.n_train)
+        return make_samples(self.n_test, offset=1000)
+
+    def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
+        p = sample.payload
+        return (Request(role=Role.TARGET, model=model, system=skill,
+                        messages=(Message.user(f"Word: {p['word']} [{p['marker']}]"),), max_tokens=64),)
+
+    def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
+        text = responses[0].text if responses else ""
+        m = re.search(r"<answer>(.*?)</answer>", text)
+        got = m.group(1).strip() if m else ""
+        want = expected_answer(sample.payload["word"], sample.payload["marker"])
+        ok = got == want
+        return Score(value=1.0 if ok else 0.0, output=text[:200],
+                     summary="" if ok else f"expected {want!r}, got {got or 'no <answer> tag'!r} for marker [{sample.payload['marker']}]")
+
+    def describe(self, sample: Sample) -> str:
+        return f"Word: {sample.payload['word']} [{sample.payload['marker']}]"
+
+    def expected(self, sample: Sample) -> str:
+        return expected_answer(sample.payload["word"], sample.payload["marker"])
+
+
+def toy_target(request: Request) -> Response:
+    """Applies the rules written in the skill to the word."""
+    skill = request.system
+    m = re.search(r"Word: (\S+) \[(\w)\]", request.user_text())
+    if not m:
+        return Response(text="I do not understand.", usage=Usage(input_tokens=10, output_tokens=4))
+    word, marker = m.group(1), m.group(2)
+    answer = word
+    if BAD_RULES["U"] in skill or (RULES["U"] in skill and marker == "U"):
+        answer = answer.upper()
+    if BAD_RULES["R"] in skill or (RULES["R"] in skill and marker == "R"):
+        answer = answer[::-1]
+    if LUCKY_RULE in skill and marker == "P" and _h(word) % 3 == 0:
+        answer = answer.capitalize()
+    # A worked example copied into the skill teaches its own marker.
+    for mk in ("U", "R"):
+        if re.search(rf"\[{mk}\] -> ", skill) and marker == mk:
+            answer = expected_answer(word, mk)
+    if "<answer>" not in skill:
+        return Response(text=f"The answer is {answer}.", usage=Usage(input_tokens=len(skill) // 4, output_tokens=6))
+    return Response(text=f"<answer>{answer}</answer>", usage=Usage(input_tokens=len(skill) // 4, output_tokens=5))
+
+
+def _candidate(form: str, theme: str, body: str, sources: str = "") -> str:
+    src = f"<sources>{sources}</sources>\n" if sources else ""
+    return f"<candidate>\n<form>{form}</form>\n<theme>{theme}</theme>\n{src}{body}\n</candidate>"
+
+
+def _skill_of(prompt: str) -> str:
+    m = re.search(r"<skill>\n(.*?)\n</skill>", prompt, re.S)
+    return m.group(1) if m else ""
+
+
+@frozen
+class ToyOptimizer:
+    """Writes candidates from the failures it is shown. `style` picks its habits:
+    - "good": conditional rules, grounded examples, format-keeping rewrites;
+    - "mixed": a hash of the prompt decides between good, bad (unconditional), lucky and
+      broken (invalid patch, ungrounded example, format-changing rewrite, unparseable) replies;
+    `strategy_plan` names the strategies it picks in selection calls, by hash of the prompt."""
+
+    style: str = "mixed"
+    strategy_plan: Sequence[str] = ("I1", "I2", "I3")
+    form_plan: Sequence[str] = ("F1", "F2", "F3", "F4")
+
+    def __call__(self, request: Request) -> Response:
+        prompt = request.messages[0].text()
+        repair = len(request.messages) > 1
+        h = _h(prompt + f"|{request.draw}")
+        if request.kind is CallKind.STRATEGY_SELECTION:
+            text = self._select(prompt, h, repair)
+        else:
+            text = self._generate(prompt, h, repair)
+        return Response(text=text, usage=Usage(input_tokens=len(prompt) // 4, output_tokens=len(text) // 4))
+
+    def _select(self, prompt: str, h: int, repair: bool) -> str:
+        allowed = re.search(r'"strategy": "([I0-9|]+)"', prompt).group(1).split("|")
+        forms = re.search(r'"form": "([F0-9|]+)"', prompt).group(1).split("|")
+        if self.style == "mixed" and not repair and h % 7 == 0:
+            return "I would go with iterative refinement here."  # not JSON: exercises the repair call
+        plan = [s for s in self.strategy_plan if s in allowed] or allowed
+        strategy = plan[h % len(plan)]
+        fplan = [f for f in self.form_plan if f in forms] or forms
+        form = None if strategy == "I1" and len(allowed) > 1 else fplan[(h // 7) % len(fplan)]
+        return "Thinking...\n" + json.dumps({"strategy": strategy, "form": form, "why": f"plan pick {h % 100}"})
+
+    def _generate(self, prompt: str, h: int, repair: bool) -> str:
+        skill = _skill_of(prompt)
+        only = re.search(r"in form (F\d) only", prompt)
+        forms = [only.group(1)] if only else re.findall(r"^- (F\d): ", prompt, re.M)
+        markers = [m for m in ("U", "R") if f"marker [{m}]" in prompt]
+        marker = markers[h % len(markers)] if markers else "U"
+        n = 2 if "Write exactly 2 candidates" in prompt else 1
+        blocks = []
+        for i in range(n):
+            form = forms[(h + i) % len(forms)]
+            blocks.append(self._one(prompt, skill, form, marker, (h >> (3 * i)) % 12, repair))
+        return "Here are my candidates.\n\n" + "\n\n".join(blocks)
+
+    def _one(self, prompt: str, skill: str, form: str, marker: str, roll: int, repair: bool) -> str:
+        mode = "good"
+        if self.style == "mixed":
+            mode = ("good", "good", "good", "good", "bad", "bad", "lucky", "broken", "good", "lucky", "good", "broken")[roll]
+        if mode == "broken" and repair:
+            mode = "good"
+        if mode == "broken":
+            return {
+                "F1": _candidate("F1", "fix", '<edit op="replace"><old>text that is not in the skill</old><new>x</new></edit>'),
+                "F2": _candidate("F2", "examples", '<edit op="append">\n[s999] Word: made [U] -> MADE\n</edit>', "s999"),
+                "F3": "I cannot write a candidate for this.",
+                "F4": _candidate("F4", "rewrite", "<rewrite>\nAnswer briefly.\n</rewrite>"),
+            }[form]
+        rule = {"good": RULES[marker], "bad": BAD_RULES[marker], "lucky": LUCKY_RULE}[mode]
+        if form == "F2":
+            lines = [ln for ln in re.findall(r"^\[s\d+\] .*$", prompt, re.M) if f"[{marker}] ->" in ln]
+            if lines and mode == "good":
+                return _candidate("F2", f"examples for [{marker}]", f'<edit op="append">\nExamples:\n{lines[0]}\n</edit>', lines[0][1:5])
+            form = "F1"
+        if form == "F4":
+            return _candidate("F4", f"rewrite with {mode} rule", f"<rewrite>\n{skill}\n{rule}\n</rewrite>")
+        if form == "F3":
+            return _candidate("F3", f"procedure ({mode})", f'<edit op="insert_after"><anchor>Answer with the word.</anchor><new>Procedure: read the marker first. {rule}</new></edit>')
+        return _candidate("F1", f"rule ({mode})", f'<edit op="append">\n{rule}\n</edit>')
+
+
+class InProcessLLM:
+    """Answers requests directly (no cache): for tests of the pure core."""
+
+    def __init__(self, target=toy_target, optimizer: ToyOptimizer | None = None) -> None:
+        self.target = target
+        self.optimizer = optimizer or ToyOptimizer()
+        self.calls: list[Request] = []
+
+    def complete(self, requests: Sequence[Request]) -> tuple[Response, ...]:
+        self.calls.extend(requests)
+        return tuple(
+            self.target(r) if r.role is Role.TARGET else self.optimizer(r) for r in requests
+        )
