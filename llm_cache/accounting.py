@@ -1,0 +1,157 @@
+"""Usage and cost by call kind and model (the paper's Table 8).
+
+Paid calls cost money now. Cache hits (and duplicates answered by one in-flight call) keep the
+usage they were recorded with and are shown as "would have cost": what this run would have paid
+without the cache. Costs are estimates from `prices.json`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from llm_cache.prices import PriceTable, default_prices
+from llm_cache.records import CallKind, Request, Response, Usage
+
+
+@attrs.frozen(kw_only=True)
+class AccountingRow:
+    kind: CallKind | None  # None in an aggregate over kinds
+    model: str  # "" in an aggregate over models
+    paid_calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    usage: Usage = Usage()  # tokens of paid calls
+    cached_usage: Usage = Usage()  # original tokens of the responses served from the cache
+    cost_usd: float = 0.0
+    would_have_cost_usd: float = 0.0
+    priced: bool = True  # False if some model had no price (its cost counted as 0)
+
+    @property
+    def calls(self) -> int:
+        return self.paid_calls + self.cache_hits
+
+    def __add__(self, other: AccountingRow) -> AccountingRow:
+        return AccountingRow(
+            kind=self.kind if self.kind == other.kind else None,
+            model=self.model if self.model == other.model else "",
+            paid_calls=self.paid_calls + other.paid_calls,
+            cache_hits=self.cache_hits + other.cache_hits,
+            retries=self.retries + other.retries,
+            usage=self.usage + other.usage,
+            cached_usage=self.cached_usage + other.cached_usage,
+            cost_usd=self.cost_usd + other.cost_usd,
+            would_have_cost_usd=self.would_have_cost_usd + other.would_have_cost_usd,
+            priced=self.priced and other.priced,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": None if self.kind is None else self.kind.value,
+            "model": self.model,
+            "calls": self.calls,
+            "paid_calls": self.paid_calls,
+            "cache_hits": self.cache_hits,
+            "retries": self.retries,
+            "usage": attrs.asdict(self.usage),
+            "cached_usage": attrs.asdict(self.cached_usage),
+            "cost_usd": self.cost_usd,
+            "would_have_cost_usd": self.would_have_cost_usd,
+            "priced": self.priced,
+        }
+
+
+def _sum(rows: Iterable[AccountingRow], kind: CallKind | None, model: str) -> AccountingRow:
+    total = AccountingRow(kind=kind, model=model)
+    for row in rows:
+        total = total + row
+    return attrs.evolve(total, kind=kind, model=model)
+
+
+@attrs.frozen(kw_only=True)
+class Accounting:
+    """An immutable snapshot; rows are per (kind, model), sorted."""
+
+    rows: tuple[AccountingRow, ...] = ()
+
+    def total(self) -> AccountingRow:
+        return _sum(self.rows, None, "")
+
+    def by_kind(self) -> dict[CallKind, AccountingRow]:
+        return {k: _sum((r for r in self.rows if r.kind is k), k, "")
+                for k in CallKind if any(r.kind is k for r in self.rows)}
+
+    def by_model(self) -> dict[str, AccountingRow]:
+        models = sorted({r.model for r in self.rows})
+        return {m: _sum((r for r in self.rows if r.model == m), None, m) for m in models}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": [r.to_dict() for r in self.rows], "total": self.total().to_dict()}
+
+
+@attrs.define
+class _Tally:
+    paid_calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    usage: Usage = Usage()
+    cached_usage: Usage = Usage()
+
+
+class Ledger:
+    """The mutable collector behind `CachedLLM.accounting()`; safe across threads."""
+
+    def __init__(self, prices: PriceTable | None = None) -> None:
+        self._prices = prices or default_prices()
+        self._lock = threading.Lock()
+        self._tallies: dict[tuple[CallKind, str], _Tally] = {}
+
+    def _tally(self, request: Request) -> _Tally:
+        return self._tallies.setdefault((request.kind, request.model), _Tally())
+
+    def paid(self, request: Request, response: Response, retries: int) -> None:
+        with self._lock:
+            t = self._tally(request)
+            t.paid_calls += 1
+            t.retries += retries
+            t.usage = t.usage + response.usage
+
+    def hit(self, request: Request, response: Response) -> None:
+        with self._lock:
+            t = self._tally(request)
+            t.cache_hits += 1
+            t.cached_usage = t.cached_usage + response.usage
+
+    def hits(self, pairs: Iterable[tuple[Request, Response]]) -> None:
+        for request, response in pairs:
+            self.hit(request, response)
+
+    def failed_retries(self, request: Request, retries: int) -> None:
+        """Retries spent on a call that finally failed still count."""
+        with self._lock:
+            self._tally(request).retries += retries
+
+    def snapshot(self) -> Accounting:
+        with self._lock:
+            items: Mapping[tuple[CallKind, str], _Tally] = dict(self._tallies)
+            rows = []
+            for (kind, model), t in sorted(items.items(), key=lambda kv: (kv[0][0].value, kv[0][1])):
+                price = self._prices.price(model)
+                rows.append(
+                    AccountingRow(
+                        kind=kind,
+                        model=model,
+                        paid_calls=t.paid_calls,
+                        cache_hits=t.cache_hits,
+                        retries=t.retries,
+                        usage=t.usage,
+                        cached_usage=t.cached_usage,
+                        cost_usd=0.0 if price is None else price.cost(t.usage),
+                        would_have_cost_usd=0.0 if price is None else price.cost(t.cached_usage),
+                        priced=price is not None,
+                    )
+                )
+        return Accounting(rows=tuple(rows))

@@ -1,0 +1,38 @@
+"""Backends: one module per provider, each importing its SDK lazily.
+
+`backend_for(spec)` builds one from a model spec string (see `llm_cache.spec`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llm_cache.backends.base import Backend
+from llm_cache.errors import SpecError
+from llm_cache.spec import ModelSpec, parse_spec
+
+__all__ = ["Backend", "backend_for"]
+
+
+def backend_for(spec: str, **options: Any) -> Backend:
+    """Build the backend a spec names; keyword options override those in the spec string."""
+    parsed = parse_spec(spec)
+    merged: dict[str, Any] = {**dict(parsed.options), **options}
+    try:
+        return _build(parsed, merged)
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"model spec {spec!r}: bad option ({exc})") from exc
+
+
+def _build(parsed: ModelSpec, options: dict[str, Any]) -> Backend:
+    if parsed.provider in ("anthropic", "bedrock"):
+        from llm_cache.backends.anthropic_backend import AnthropicBackend
+
+        return AnthropicBackend.from_spec(parsed, **options)
+    if parsed.provider == "openai":
+        from llm_cache.backends.openai_compat import OpenAICompatBackend
+
+        return OpenAICompatBackend.from_spec(parsed, **options)
+    from llm_cache.backends.llamacpp import LlamaCppBackend
+
+    return LlamaCppBackend.from_spec(parsed, **options)

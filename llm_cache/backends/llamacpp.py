@@ -1,0 +1,150 @@
+"""In-process llama.cpp for local GGUF models (optional extra `local`: llama-cpp-python).
+
+Temperature-0 output is byte-identical only if every call starts from the same KV state:
+llama-cpp-python otherwise reuses the longest matching prefix of the *previous* call, and the
+different batch split changes float sums and so the greedy path. Two modes, both part of the
+canonical model id (and thus the cache key) because they give different texts:
+
+- reset:    `reset()` before every call.
+- snapshot: evaluate the skill prefix once, `save_state()`, and `load_state()` before each call
+            (one saved state, rebuilt when the skill changes): faster, equally deterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from llm_cache.errors import LLMFatalError
+from llm_cache.records import Request, Response, Usage
+from llm_cache.retry import RetryDecision
+from llm_cache.spec import LLAMACPP_MODES, ModelSpec, canonical_gguf
+
+_FINISH = {"stop": "end_turn", "length": "max_tokens"}
+
+
+class LlamaCppBackend:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        threads: int = 2,
+        mode: str = "reset",
+        n_ctx: int = 4096,
+        seed: int = 0,
+    ) -> None:
+        if mode not in LLAMACPP_MODES:
+            raise ValueError(f"llama.cpp mode must be one of {LLAMACPP_MODES}, got {mode!r}")
+        self.path = Path(path)
+        self.threads = threads
+        self.mode = mode
+        self.n_ctx = n_ctx
+        self.seed = seed
+        self.canonical = canonical_gguf(str(path), mode)
+        self.name = f"llamacpp:{self.canonical}"
+        # One model instance is not thread-safe, and 2 threads already use both cores.
+        self.concurrency = 1
+        self._llm: Any = None
+        self._lock = threading.Lock()
+        self._snapshot: tuple[str, Any] | None = None  # (skill prefix text, saved state)
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, **options: Any) -> LlamaCppBackend:
+        return cls(
+            spec.model,
+            threads=int(options.pop("threads", 2)),
+            mode=str(options.pop("mode", "reset")),
+            n_ctx=int(options.pop("n_ctx", 4096)),
+            seed=int(options.pop("seed", 0)),
+            **options,  # anything left is unknown and makes the constructor complain
+        )
+
+    def _model(self) -> Any:
+        if self._llm is None:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise LLMFatalError(
+                    "llama.cpp backend needs llama-cpp-python: pip install 'stratune[local]'"
+                ) from None
+            if not self.path.is_file():
+                raise LLMFatalError(f"GGUF file {self.path} does not exist; fix the model spec")
+            self._llm = Llama(
+                model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
+                n_threads_batch=self.threads, seed=self.seed, verbose=False,
+            )
+        return self._llm
+
+    def complete_sync(self, request: Request) -> Response:
+        with self._lock:
+            llm = self._model()
+            messages = _chat_messages(request)
+            if self.mode == "snapshot" and request.system:
+                llm.load_state(self._prefix_state(llm, request.system))
+            else:
+                llm.reset()
+            temperature = 0.0 if request.temperature is None else float(request.temperature)
+            result = llm.create_chat_completion(
+                messages=messages, max_tokens=request.max_tokens, temperature=temperature,
+                stop=list(request.stop) or None, seed=self.seed,
+            )
+        choice = result["choices"][0]
+        usage = result.get("usage") or {}
+        return Response(
+            text=choice["message"].get("content") or "",
+            stop_reason=_FINISH.get(choice.get("finish_reason") or "stop", "end_turn"),
+            model=self.canonical,
+            usage=Usage(input_tokens=int(usage.get("prompt_tokens", 0)),
+                        output_tokens=int(usage.get("completion_tokens", 0))),
+        )
+
+    def _prefix_state(self, llm: Any, system: str) -> Any:
+        if self._snapshot is not None and self._snapshot[0] == system:
+            return self._snapshot[1]
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise LLMFatalError(
+                f"{self.path} has no chat template; use mode=reset for this model"
+            )
+        eos, bos = llm.token_eos(), llm.token_bos()
+        formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
+            add_generation_prompt=False,
+        )
+        rendered = formatter(messages=[{"role": "system", "content": system}])
+        tokens = llm.tokenize(rendered.prompt.encode("utf-8"),
+                              add_bos=not rendered.added_special, special=True)
+        llm.reset()
+        llm.eval(tokens)
+        state = llm.save_state()
+        self._snapshot = (system, state)
+        return state
+
+    async def acomplete(self, request: Request) -> Response:
+        return await asyncio.to_thread(self.complete_sync, request)
+
+    def classify(self, exc: BaseException) -> RetryDecision:
+        # A local failure (bad file, context overflow) does not heal by trying again.
+        return RetryDecision.no(f"{type(exc).__name__}: {exc}")
+
+    async def aclose(self) -> None:
+        return None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._llm is not None:
+                self._llm.close()
+                self._llm = None
+                self._snapshot = None
+
+
+def _chat_messages(request: Request) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": request.system}] if request.system else []
+    messages += [{"role": m.role, "content": m.text()} for m in request.messages]
+    return messages

@@ -1,0 +1,140 @@
+"""`stratune cache stats | explain KEY | prune`: functions over parsed args, plus `register`."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections import defaultdict
+from typing import TextIO
+
+from llm_cache.errors import CacheCorruptError
+from llm_cache.key import explain_document
+from llm_cache.prices import default_prices
+from llm_cache.records import Usage
+from llm_cache.store import CacheStore, StoredEntry
+
+DEFAULT_CACHE_DIR = ".stratune/cache"
+_KEY = re.compile(r"^[0-9a-f]{32}$")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    cache = subparsers.add_parser("cache", help="inspect and prune the model-response cache")
+    cache.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR,
+                       help=f"cache directory (default: {DEFAULT_CACHE_DIR})")
+    sub = cache.add_subparsers(dest="cache_command", required=True)
+    sub.add_parser("stats", help="entries, size, tokens and recorded cost per model")
+    explain = sub.add_parser("explain", help="show what went into a key and what is stored")
+    explain.add_argument("key", help="32-hex cache key")
+    prune = sub.add_parser("prune", help="delete selected entries")
+    prune.add_argument("--corrupt", action="store_true", help="entries failing verification")
+    prune.add_argument("--model", help="entries for this canonical model id")
+    prune.add_argument("--older-than-days", type=float, help="entries recorded before this")
+    prune.add_argument("--dry-run", action="store_true", help="only count what would go")
+    cache.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    commands = {"stats": stats, "explain": explain, "prune": prune}
+    return commands[args.cache_command](args, out)
+
+
+def stats(args: argparse.Namespace, out: TextIO) -> int:
+    store = CacheStore(args.cache_dir)
+    try:
+        counts: dict[str, int] = defaultdict(int)
+        usage: dict[str, Usage] = defaultdict(Usage)
+        corrupt = 0
+        for _, entry in store.entries():
+            if isinstance(entry, CacheCorruptError):
+                corrupt += 1
+                continue
+            model = entry.document().get("model", "?")
+            counts[model] += 1
+            usage[model] = usage[model] + entry.response.usage
+        prices = default_prices()
+        print(f"cache {store.directory}: {len(store)} entries, {store.volume()} bytes, "
+              f"{corrupt} corrupt", file=out)
+        print(f"{'model':<44} {'entries':>8} {'in':>10} {'out':>10} {'c.write':>9} "
+              f"{'c.read':>9} {'recorded $':>11}", file=out)
+        for model in sorted(counts):
+            u = usage[model]
+            cost = prices.cost(model, u)
+            shown = "unpriced" if cost is None else f"{cost:.4f}"
+            print(f"{model:<44} {counts[model]:>8} {u.input_tokens:>10} {u.output_tokens:>10} "
+                  f"{u.cache_write_tokens:>9} {u.cache_read_tokens:>9} {shown:>11}", file=out)
+        return 0
+    finally:
+        store.close()
+
+
+def explain(args: argparse.Namespace, out: TextIO) -> int:
+    key = args.key.strip().lower()
+    if not _KEY.match(key):
+        print(f"error: {args.key!r} is not a cache key (32 hex characters)", file=sys.stderr)
+        return 2
+    store = CacheStore(args.cache_dir)
+    try:
+        try:
+            entry = store.get(key)
+        except CacheCorruptError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        if entry is None:
+            print(f"error: key {key} is not in {store.directory}", file=sys.stderr)
+            return 1
+        print(explain_document(entry.document()), file=out)
+        _print_entry(entry, out)
+        return 0
+    finally:
+        store.close()
+
+
+def _print_entry(entry: StoredEntry, out: TextIO) -> None:
+    r = entry.response
+    recorded = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(entry.created_at))
+    print(f"stored     by {entry.backend or '?'} at {recorded} UTC, "
+          f"{entry.latency_s:.2f} s, {entry.retries} retries", file=out)
+    print(f"response   model={r.model} stop_reason={r.stop_reason} usage(in={r.usage.input_tokens}"
+          f", out={r.usage.output_tokens}, c.write={r.usage.cache_write_tokens}, "
+          f"c.read={r.usage.cache_read_tokens})", file=out)
+    preview = r.text if len(r.text) <= 400 else r.text[:400] + "…"
+    print(f"text       {preview}", file=out)
+
+
+def prune(args: argparse.Namespace, out: TextIO) -> int:
+    if not (args.corrupt or args.model or args.older_than_days is not None):
+        print("error: choose what to prune: --corrupt, --model MODEL or --older-than-days N",
+              file=sys.stderr)
+        return 2
+    cutoff = None if args.older_than_days is None else time.time() - args.older_than_days * 86400
+    store = CacheStore(args.cache_dir)
+    try:
+        doomed = []
+        for key, entry in store.entries():
+            if isinstance(entry, CacheCorruptError):
+                if args.corrupt:
+                    doomed.append(key)
+                continue
+            if _selected(entry, args.model, cutoff):
+                doomed.append(key)
+        if not args.dry_run:
+            for key in doomed:
+                store.delete(key)
+        verb = "would delete" if args.dry_run else "deleted"
+        print(f"{verb} {len(doomed)} of {len(store) + (0 if args.dry_run else len(doomed))} "
+              f"entries in {store.directory}", file=out)
+        return 0
+    finally:
+        store.close()
+
+
+def _selected(entry: StoredEntry, model: str | None, cutoff: float | None) -> bool:
+    """Filters narrow each other; with neither given (only --corrupt) nothing valid is chosen."""
+    if model is None and cutoff is None:
+        return False
+    if model is not None and entry.document().get("model") != model:
+        return False
+    return cutoff is None or entry.created_at < cutoff

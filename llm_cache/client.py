@@ -1,0 +1,277 @@
+"""`CachedLLM`: the object the core calls. Cache first, then backends, with one retry layer.
+
+Hits are served synchronously before any event loop is touched, so a fully cached replay costs
+only disk reads. Misses run on one long-lived background event loop (clients such as
+`AsyncAnthropic` keep connection pools bound to their loop, so the loop must outlive a call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from llm_cache.accounting import Accounting, Ledger
+from llm_cache.backends import backend_for
+from llm_cache.backends.base import Backend
+from llm_cache.errors import CacheCorruptError, CacheMiss, LLMFatalError
+from llm_cache.key import canonical_request, key_of_canonical
+from llm_cache.modes import Mode
+from llm_cache.prices import PriceTable
+from llm_cache.records import Request, Response, Role
+from llm_cache.retry import RetryDecision, RetryPolicy, call_with_retries
+from llm_cache.store import CacheStore, StoredEntry
+
+__all__ = ["CachedLLM", "backend_for"]
+
+
+@attrs.frozen
+class _Job:
+    key: str
+    canonical: str
+    request: Request
+
+
+class CachedLLM:
+    def __init__(
+        self,
+        store: CacheStore | None,
+        backends: Mapping[Role, Backend],
+        *,
+        mode: Mode = Mode.LIVE,
+        concurrency: int = 8,
+        retry_policy: RetryPolicy | None = None,
+        prices: PriceTable | None = None,
+        seed: int = 0,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+    ) -> None:
+        if mode is not Mode.OFF and store is None:
+            raise ValueError(f"cache mode {mode.value!r} needs a cache directory")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self.store = store
+        self.mode = mode
+        self.concurrency = concurrency
+        self._backends = dict(backends)
+        self._policy = retry_policy or RetryPolicy()
+        self._ledger = Ledger(prices)
+        self._rng = random.Random(seed)  # backoff jitter only; never affects outputs
+        self._sleep = sleep or asyncio.sleep
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.corrupt_entries = 0
+        self.retries = 0
+
+    @classmethod
+    def open(
+        cls,
+        cache_dir: str | Path | None,
+        *,
+        backends: Mapping[Role, Backend],
+        mode: str | Mode = "live",
+        concurrency: int = 8,
+        max_retries: int = 6,
+        retry_policy: RetryPolicy | None = None,
+        prices: PriceTable | None = None,
+        seed: int = 0,
+    ) -> CachedLLM:
+        store = None if cache_dir is None else CacheStore(cache_dir)
+        policy = retry_policy or RetryPolicy(max_retries=max_retries)
+        return cls(store, backends, mode=Mode.parse(mode), concurrency=concurrency,
+                   retry_policy=policy, prices=prices, seed=seed)
+
+    # ---- the synchronous door -------------------------------------------------------------
+
+    def complete(self, requests: Sequence[Request]) -> tuple[Response, ...]:
+        """Responses in request order; identical requests are sent once."""
+        requests = tuple(requests)
+        out: list[Response | None] = [None] * len(requests)
+        waiting: dict[str, list[int]] = {}
+        jobs: list[_Job] = []
+        hits: list[tuple[Request, Response]] = []
+        for i, request in enumerate(requests):
+            canonical = canonical_request(request)
+            key = key_of_canonical(canonical)
+            if key in waiting:
+                waiting[key].append(i)
+                continue
+            if self.mode is not Mode.OFF:
+                cached = self._lookup(key, canonical)
+                if cached is not None:
+                    out[i] = cached
+                    hits.append((request, cached))
+                    continue
+            waiting[key] = [i]
+            jobs.append(_Job(key, canonical, request))
+        self._ledger.hits(hits)
+        if jobs:
+            if self.mode is Mode.REPLAY:
+                raise self._miss(jobs, len(requests))
+            self._check_backends(jobs)
+            answers = self._run(self._complete_all(jobs))
+            for job in jobs:
+                first, *duplicates = waiting[job.key]
+                response = answers[job.key]
+                out[first] = response
+                for j in duplicates:
+                    out[j] = response
+                    self._ledger.hit(requests[j], response)
+        return tuple(r for r in out if r is not None)
+
+    def accounting(self) -> Accounting:
+        return self._ledger.snapshot()
+
+    def close(self) -> None:
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is not None and thread is not None:
+            backends = list({id(b): b for b in self._backends.values()}.values())
+            asyncio.run_coroutine_threadsafe(_close_all(backends), loop).result()
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()
+        if self.store is not None:
+            self.store.close()
+
+    def __enter__(self) -> CachedLLM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- cache side -----------------------------------------------------------------------
+
+    def _lookup(self, key: str, canonical: str) -> Response | None:
+        assert self.store is not None
+        try:
+            entry = self.store.get(key)
+            if entry is not None and entry.canonical != canonical:
+                raise CacheCorruptError(
+                    f"cache entry {key} holds a different request (hash collision or edited "
+                    "entry); run `stratune cache prune --corrupt`"
+                )
+        except CacheCorruptError:
+            if self.mode is Mode.REPLAY:
+                raise
+            # Live mode: recompute and overwrite; a damaged record must not stop a paid run.
+            self.corrupt_entries += 1
+            return None
+        return None if entry is None else entry.response
+
+    def _miss(self, jobs: Sequence[_Job], total: int) -> CacheMiss:
+        assert self.store is not None
+        job = jobs[0]
+        request = job.request
+        nearest = self.store.nearest(json.loads(job.canonical))
+        where = f"cache {self.store.directory}"
+        head = (
+            f"replay: {len(jobs)} of {total} requests are not in {where}; first: "
+            f"{request.kind.value} call to {request.model} (key {job.key})"
+        )
+        if nearest is None:
+            return CacheMiss(f"{head}; the cache is empty; record it with mode='live'",
+                             key=job.key, nearest_key=None, differing_fields=())
+        nearest_key, fields = nearest
+        return CacheMiss(
+            f"{head}; nearest stored request {nearest_key} differs in: "
+            f"{', '.join(fields) or 'nothing (corrupt?)'}; rerun with mode='live' to record it",
+            key=job.key, nearest_key=nearest_key, differing_fields=fields,
+        )
+
+    # ---- backend side ---------------------------------------------------------------------
+
+    def _check_backends(self, jobs: Sequence[_Job]) -> None:
+        for job in jobs:
+            if job.request.role not in self._backends:
+                raise LLMFatalError(
+                    f"no backend for role {job.request.role.value!r}; pass "
+                    f"backends={{Role.{job.request.role.name}: ...}} to CachedLLM.open"
+                )
+
+    def _run(self, coro: Any) -> dict[str, Response]:
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(
+                    target=self._loop.run_forever, name="stratune-llm", daemon=True
+                )
+                self._thread.start()
+            loop = self._loop
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+    async def _complete_all(self, jobs: Sequence[_Job]) -> dict[str, Response]:
+        limit = asyncio.Semaphore(self.concurrency)
+        per_backend: dict[int, asyncio.Semaphore] = {}
+        for backend in self._backends.values():
+            if backend.concurrency is not None:
+                per_backend[id(backend)] = asyncio.Semaphore(backend.concurrency)
+        answers: dict[str, Response] = {}
+
+        async def one(job: _Job) -> None:
+            backend = self._backends[job.request.role]
+            own = per_backend.get(id(backend))
+            async with limit:
+                if own is None:
+                    answers[job.key] = await self._call(backend, job)
+                else:
+                    async with own:
+                        answers[job.key] = await self._call(backend, job)
+
+        tasks = [asyncio.ensure_future(one(job)) for job in jobs]
+        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+        for task in tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        return answers
+
+    async def _call(self, backend: Backend, job: _Job) -> Response:
+        request = job.request
+        spent = 0
+
+        def on_retry(_: RetryDecision) -> None:
+            nonlocal spent
+            spent += 1
+            self.retries += 1
+
+        started = time.monotonic()
+        try:
+            response, retries = await call_with_retries(
+                lambda: backend.acomplete(request),
+                classify=backend.classify,
+                policy=self._policy,
+                rng=self._rng,
+                on_retry=on_retry,
+                what=f"{backend.name} call to {request.model} ({request.kind.value})",
+                sleep=self._sleep,
+            )
+        except BaseException:
+            self._ledger.failed_retries(request, spent)
+            raise
+        response = attrs.evolve(response, from_cache=False)
+        if self.mode is Mode.LIVE:
+            assert self.store is not None
+            # Written only after a successful call: an error can never become a cached answer.
+            self.store.put(job.key, StoredEntry(
+                canonical=job.canonical, response=response, backend=backend.name,
+                created_at=time.time(), latency_s=time.monotonic() - started, retries=retries,
+            ))
+        self._ledger.paid(request, response, retries)
+        return response
+
+
+async def _close_all(backends: Sequence[Backend]) -> None:
+    for backend in backends:
+        await backend.aclose()

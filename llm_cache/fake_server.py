@@ -1,0 +1,261 @@
+"""A stdlib HTTP server speaking the Anthropic Messages API, for tests and benchmarks.
+
+Reached by the real `anthropic` SDK through `base_url`. It answers `POST /v1/messages` and the
+Bedrock path `POST /model/{model}/invoke`, can inject latency and faults on a seeded schedule,
+emulates prompt-caching usage, and logs every request it saw.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote
+
+import attrs
+
+from llm_cache.prices import default_prices
+
+
+class Fault(enum.Enum):
+    RATE_LIMIT = "429"  # with retry-after: 0
+    SPEND_CAP = "429-no-retry-after"
+    OVERLOADED = "529"
+    SERVER_ERROR = "500"
+    BAD_REQUEST = "400"
+    UNAUTHORIZED = "401"
+    CONNECTION_RESET = "reset"  # close the socket without answering
+    STALL = "stall"  # answer nothing for `stall_seconds`, then close
+    TRUNCATED_JSON = "truncated"  # 200 with half a JSON body
+
+
+_STATUS: Mapping[Fault, tuple[int, str]] = {
+    Fault.RATE_LIMIT: (429, "rate_limit_error"),
+    Fault.SPEND_CAP: (429, "rate_limit_error"),
+    Fault.OVERLOADED: (529, "overloaded_error"),
+    Fault.SERVER_ERROR: (500, "api_error"),
+    Fault.BAD_REQUEST: (400, "invalid_request_error"),
+    Fault.UNAUTHORIZED: (401, "authentication_error"),
+}
+
+
+@attrs.frozen(kw_only=True)
+class LoggedRequest:
+    index: int
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Mapping[str, Any]
+    fault: Fault | None
+
+
+def estimate_tokens(text: str) -> int:
+    """Deterministic stand-in for a tokenizer (about 4 characters per token)."""
+    return len(text) // 4
+
+
+def default_responder(body: Mapping[str, Any]) -> str:
+    """Echo the last user text, so different requests get different answers."""
+    messages = body.get("messages") or [{}]
+    content = messages[-1].get("content", "")
+    if isinstance(content, list):
+        content = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return f"echo: {content}"
+
+
+Responder = Callable[[Mapping[str, Any]], "str | Mapping[str, Any]"]
+
+
+class FakeAnthropicServer:
+    """Context manager: `with FakeAnthropicServer() as fake: Anthropic(base_url=fake.url, ...)`.
+
+    faults: explicit schedule, one entry per arriving request (None = answer normally); requests
+    past its end are answered normally unless `fault_rate` draws a fault from `fault_kinds`
+    with `random.Random(seed)`.
+    """
+
+    def __init__(
+        self,
+        *,
+        responder: Responder = default_responder,
+        latency: float = 0.0,
+        faults: Sequence[Fault | None] = (),
+        fault_rate: float = 0.0,
+        fault_kinds: Sequence[Fault] = (Fault.RATE_LIMIT, Fault.OVERLOADED, Fault.SERVER_ERROR),
+        seed: int = 0,
+        stall_seconds: float = 2.0,
+        cache_min_tokens: int | None = None,
+    ) -> None:
+        self.responder = responder
+        self.latency = latency
+        self.faults = tuple(faults)
+        self.fault_rate = fault_rate
+        self.fault_kinds = tuple(fault_kinds)
+        self.stall_seconds = stall_seconds
+        self.cache_min_tokens = cache_min_tokens
+        self._rng = random.Random(seed)
+        self._lock = threading.Lock()
+        self._log: list[LoggedRequest] = []
+        self._prefixes: set[str] = set()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- lifecycle ----
+
+    def start(self) -> FakeAnthropicServer:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeAnthropicServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start the server first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def requests(self) -> tuple[LoggedRequest, ...]:
+        with self._lock:
+            return tuple(self._log)
+
+    # ---- behaviour ----
+
+    def _admit(self, method: str, path: str, headers: Mapping[str, str],
+               body: Mapping[str, Any]) -> LoggedRequest:
+        with self._lock:
+            index = len(self._log)
+            if index < len(self.faults):
+                fault = self.faults[index]
+            elif self.fault_rate and self._rng.random() < self.fault_rate:
+                fault = self._rng.choice(self.fault_kinds)
+            else:
+                fault = None
+            entry = LoggedRequest(index=index, method=method, path=path, headers=dict(headers),
+                                  body=body, fault=fault)
+            self._log.append(entry)
+            return entry
+
+    def _usage(self, model: str, body: Mapping[str, Any], output: str) -> dict[str, int]:
+        system = body.get("system") or []
+        if isinstance(system, str):
+            system = [{"type": "text", "text": system}]
+        minimum = self.cache_min_tokens or default_prices().cache_min_tokens(model)
+        prefix_text, cached_tokens, rest = "", 0, 0
+        for block in system:
+            prefix_text += block.get("text", "")
+            if block.get("cache_control"):
+                cached_tokens = estimate_tokens(prefix_text)
+        rest = estimate_tokens(prefix_text) - cached_tokens
+        for message in body.get("messages", []):
+            content = message.get("content", "")
+            if isinstance(content, list):
+                content = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+            rest += estimate_tokens(content)
+        write = read = 0
+        if cached_tokens and cached_tokens >= minimum:
+            prefix_key = f"{model}\x00{prefix_text}"
+            with self._lock:
+                seen = prefix_key in self._prefixes
+                self._prefixes.add(prefix_key)
+            read, write = (cached_tokens, 0) if seen else (0, cached_tokens)
+        else:
+            rest += cached_tokens
+        return {"input_tokens": rest, "output_tokens": max(1, estimate_tokens(output)),
+                "cache_creation_input_tokens": write, "cache_read_input_tokens": read}
+
+    def message(self, entry: LoggedRequest, model: str) -> dict[str, Any]:
+        answer = self.responder(entry.body)
+        if not isinstance(answer, str):
+            return dict(answer)
+        return {
+            "id": f"msg_fake_{entry.index}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": answer}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": self._usage(model, entry.body, answer),
+        }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeAnthropicServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None  # keep test output clean
+
+    def do_POST(self) -> None:  # stdlib handler naming
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {}
+        path = self.path.split("?", 1)[0]
+        if path == "/v1/messages":
+            model = str(body.get("model", ""))
+        elif path.startswith("/model/") and path.endswith("/invoke"):
+            model = unquote(path[len("/model/"): -len("/invoke")])
+        else:
+            self._json(404, _error("not_found_error", f"no route {path}"))
+            return
+        entry = self.fake._admit("POST", path, {k.lower(): v for k, v in self.headers.items()},
+                                 body)
+        if self.fake.latency:
+            time.sleep(self.fake.latency)
+        fault = entry.fault
+        if fault is Fault.CONNECTION_RESET:
+            self.close_connection = True
+            self.connection.close()
+            return
+        if fault is Fault.STALL:
+            time.sleep(self.fake.stall_seconds)
+            self.close_connection = True
+            return
+        if fault in _STATUS:
+            status, kind = _STATUS[fault]
+            headers = {"retry-after": "0"} if fault is Fault.RATE_LIMIT else {}
+            self._json(status, _error(kind, f"injected fault {fault.value}"), headers)
+            return
+        payload = json.dumps(self.fake.message(entry, model)).encode()
+        if fault is Fault.TRUNCATED_JSON:
+            payload = payload[: len(payload) // 2]
+        self._send(200, payload, {"request-id": f"req_fake_{entry.index}"})
+
+    def _json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
+        self._send(status, json.dumps(obj).encode(), headers or {})
+
+    def _send(self, status: int, payload: bytes, headers: Mapping[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def _error(kind: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_fake"}

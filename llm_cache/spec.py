@@ -1,0 +1,87 @@
+"""Model spec strings → provider, model id to send, and the canonical id that enters the key.
+
+Accepted forms (options after `?` as `k=v&k=v`):
+
+    anthropic:<model>                 e.g. anthropic:claude-haiku-4-5
+    bedrock:<bedrock model id>        e.g. bedrock:global.anthropic.claude-haiku-4-5-20251001-v1:0?region=us-east-1
+    openai:<model>@<base_url>         e.g. openai:qwen2.5-coder:1.5b@http://gpu-node:8000/v1
+    llamacpp:<gguf path>              e.g. llamacpp:models/smollm2.gguf?threads=2&mode=reset&n_ctx=4096
+
+The canonical id is what `Request.model` should hold: Bedrock and API ids of the same Claude
+model map to one canonical id, so a run recorded on Bedrock replays against the API.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+from urllib.parse import parse_qsl
+
+import attrs
+
+from llm_cache.errors import SpecError
+from llm_cache.prices import default_prices
+
+PROVIDERS = ("anthropic", "bedrock", "openai", "llamacpp")
+LLAMACPP_MODES = ("reset", "snapshot")
+_FORMS = (
+    "anthropic:<model> | bedrock:<id> | openai:<model>@<base_url> | llamacpp:<gguf path>"
+    " (options after '?', e.g. ?threads=2&mode=reset)"
+)
+_REGION_PREFIX = re.compile(r"^(global|us|eu|jp|apac|au|ca)\.")
+_VERSION_SUFFIX = re.compile(r"-v\d+(:\d+)?$")
+
+
+@attrs.frozen(kw_only=True)
+class ModelSpec:
+    provider: str
+    model: str  # what is sent to the provider (or the GGUF path)
+    canonical: str  # what goes into Request.model and the cache key
+    options: tuple[tuple[str, str], ...] = ()
+
+    def option(self, name: str, default: str | None = None) -> str | None:
+        return dict(self.options).get(name, default)
+
+
+def canonical_claude(model: str) -> str:
+    """One id per Claude model across the API, Bedrock and Vertex spellings."""
+    name = _REGION_PREFIX.sub("", model)
+    name = name.removeprefix("anthropic.")
+    name = _VERSION_SUFFIX.sub("", name)
+    name = name.replace("@", "-")
+    return default_prices().resolve(name)
+
+
+def canonical_gguf(path: str, mode: str) -> str:
+    return f"gguf:{PurePath(path).stem.lower()}@{mode}"
+
+
+def parse_spec(spec: str) -> ModelSpec:
+    provider, sep, rest = spec.partition(":")
+    if not sep or provider not in PROVIDERS or not rest:
+        raise SpecError(f"model spec {spec!r} is not understood; use {_FORMS}")
+    body, _, query = rest.partition("?")
+    try:
+        options = tuple(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+    except ValueError:
+        raise SpecError(f"model spec {spec!r}: options after '?' must be k=v&k=v") from None
+    if provider in ("anthropic", "bedrock"):
+        return ModelSpec(
+            provider=provider, model=body, canonical=canonical_claude(body), options=options
+        )
+    if provider == "openai":
+        model, at, base_url = body.partition("@")
+        if not at or not model or not base_url.startswith(("http://", "https://")):
+            raise SpecError(f"model spec {spec!r}: write openai:<model>@<http(s) base_url>")
+        return ModelSpec(
+            provider=provider,
+            model=model,
+            canonical=model,
+            options=(("base_url", base_url), *options),
+        )
+    mode = dict(options).get("mode", "reset")
+    if mode not in LLAMACPP_MODES:
+        raise SpecError(f"model spec {spec!r}: mode must be one of {', '.join(LLAMACPP_MODES)}")
+    return ModelSpec(
+        provider=provider, model=body, canonical=canonical_gguf(body, mode), options=options
+    )

@@ -1,0 +1,146 @@
+"""OpenAI-compatible backend against a small stdlib chat-completions server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from llm_cache.backends import backend_for
+from llm_cache.backends.openai_compat import OpenAICompatBackend, chat_url, parse_completion
+from llm_cache.client import CachedLLM
+from llm_cache.errors import LLMFatalError
+from llm_cache.records import ImageBlock, Message, Request, Role, TextBlock
+from llm_cache.retry import RetryPolicy
+
+FAST = RetryPolicy(max_retries=3, base_delay=0.0)
+
+
+class ChatServer:
+    """Answers `POST /v1/chat/completions`; `statuses` are served first, one per request."""
+
+    def __init__(self, statuses: list[int] | None = None) -> None:
+        self.statuses = list(statuses or [])
+        self.seen: list[dict] = []
+        self.headers: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                return None
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                outer.seen.append(body)
+                outer.headers.append({k.lower(): v for k, v in self.headers.items()})
+                status = outer.statuses.pop(0) if outer.statuses else 200
+                if self.path != "/v1/chat/completions":
+                    status = 404
+                if status == 200:
+                    text = "re: " + body["messages"][-1]["content"]
+                    payload = {"model": body["model"], "choices": [
+                        {"message": {"role": "assistant", "content": text},
+                         "finish_reason": "length" if body["max_tokens"] < 5 else "stop"}],
+                        "usage": {"prompt_tokens": 12, "completion_tokens": 3,
+                                  "prompt_tokens_details": {"cached_tokens": 4}}}
+                else:
+                    payload = {"error": {"message": f"status {status}"}}
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def server():
+    s = ChatServer()
+    yield s
+    s.close()
+
+
+def ask(q: str, **kw) -> Request:
+    return Request(role=Role.TARGET, model="qwen", system="Be brief.",
+                   messages=(Message.user(q),), max_tokens=kw.pop("max_tokens", 16), **kw)
+
+
+def open_llm(tmp_path, url: str) -> CachedLLM:
+    backend = backend_for(f"openai:qwen-served@{url}", api_key="sk-test")
+    return CachedLLM.open(tmp_path / "c", backends={Role.TARGET: backend}, retry_policy=FAST)
+
+
+def test_chat_completion_round_trip_and_cache(tmp_path, server):
+    with open_llm(tmp_path, server.url) as llm:
+        (r,) = llm.complete([ask("hello")])
+        assert llm.complete([ask("hello")])[0].from_cache
+    assert r.text == "re: hello" and r.stop_reason == "end_turn" and r.model == "qwen-served"
+    assert (r.usage.input_tokens, r.usage.cache_read_tokens, r.usage.output_tokens) == (8, 4, 3)
+    (body,) = server.seen
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert "temperature" not in body and "stop" not in body
+    assert server.headers[0]["authorization"] == "Bearer sk-test"
+
+
+def test_temperature_stop_and_length_finish(tmp_path, server):
+    with open_llm(tmp_path, server.url) as llm:
+        (r,) = llm.complete([ask("x", temperature=0, stop=("\n",), max_tokens=2)])
+    assert server.seen[0]["temperature"] == 0.0 and server.seen[0]["stop"] == ["\n"]
+    assert r.stop_reason == "max_tokens"
+
+
+def test_server_errors_are_retried_and_client_errors_are_fatal(tmp_path):
+    server = ChatServer([500, 503])
+    try:
+        with open_llm(tmp_path, server.url) as llm:
+            assert llm.complete([ask("a")])[0].text == "re: a"
+            assert llm.retries == 2
+        server.statuses = [401]
+        with open_llm(tmp_path, server.url) as llm, pytest.raises(LLMFatalError, match="401"):
+            llm.complete([ask("b")])
+    finally:
+        server.close()
+
+
+def test_unreachable_server_gives_up_after_bounded_retries(tmp_path):
+    backend = OpenAICompatBackend("m", base_url="http://127.0.0.1:9/v1", timeout=1.0)
+    llm = CachedLLM.open(tmp_path / "c", backends={Role.TARGET: backend},
+                         retry_policy=RetryPolicy(max_retries=1, base_delay=0))
+    with llm, pytest.raises(LLMFatalError, match="gave up after 1 retries"):
+        llm.complete([ask("a")])
+
+
+def test_images_become_data_urls():
+    from llm_cache.backends.openai_compat import build_body
+
+    msg = Message(role="user", content=(TextBlock(text="read"),
+                                        ImageBlock(media_type="image/png", data="QUJD")))
+    body = build_body(Request(role=Role.TARGET, model="m", system="", messages=(msg,),
+                              max_tokens=4), send_model="m")
+    assert body["messages"][0]["content"][1]["image_url"]["url"] == "data:image/png;base64,QUJD"
+
+
+@pytest.mark.parametrize(("base", "url"), [
+    ("http://h:8000/v1", "http://h:8000/v1/chat/completions"),
+    ("http://h:8000/v1/", "http://h:8000/v1/chat/completions"),
+    ("http://h:11434", "http://h:11434/v1/chat/completions"),
+])
+def test_chat_url(base, url):
+    assert chat_url(base) == url
+
+
+def test_missing_usage_is_zero():
+    r = parse_completion({"choices": [{"message": {"content": None}, "finish_reason": None}]})
+    assert r.text == "" and r.usage.total == 0
