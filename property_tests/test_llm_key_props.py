@@ -15,13 +15,20 @@ from llm_cache.records import CallKind, ImageBlock, Message, Request, Role, Text
 text = st.text(max_size=40)
 blocks = st.one_of(
     text.map(lambda t: TextBlock(text=t)),
-    st.builds(ImageBlock, media_type=st.sampled_from(["image/png", "image/jpeg"]),
-              data=st.text(alphabet="ABCDEFGHabcdefgh0123456789+/", min_size=4, max_size=16)),
+    st.builds(
+        ImageBlock,
+        media_type=st.sampled_from(["image/png", "image/jpeg"]),
+        data=st.text(alphabet="ABCDEFGHabcdefgh0123456789+/", min_size=4, max_size=16),
+    ),
 )
 messages = st.lists(
-    st.builds(Message, role=st.sampled_from(["user", "assistant"]),
-              content=st.lists(blocks, min_size=1, max_size=3).map(tuple)),
-    min_size=1, max_size=3,
+    st.builds(
+        Message,
+        role=st.sampled_from(["user", "assistant"]),
+        content=st.lists(blocks, min_size=1, max_size=3).map(tuple),
+    ),
+    min_size=1,
+    max_size=3,
 ).map(tuple)
 requests = st.builds(
     Request,

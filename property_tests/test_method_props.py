@@ -12,7 +12,9 @@ from stratune_core.run import run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 plans = st.lists(st.sampled_from(["I1", "I2", "I3"]), min_size=1, max_size=3, unique=True)
-form_plans = st.lists(st.sampled_from(["F1", "F2", "F3", "F4"]), min_size=1, max_size=4, unique=True)
+form_plans = st.lists(
+    st.sampled_from(["F1", "F2", "F3", "F4"]), min_size=1, max_size=4, unique=True
+)
 
 
 @settings(max_examples=12, deadline=None)
@@ -35,7 +37,9 @@ def test_runs_end_within_budget_and_change_skill_only_by_acceptance(
     result = run(config, ToyTask(n_train=n_train), InProcessLLM(optimizer=optimizer))
     assert result.spent <= result.budget
     assert result.spent == len(result.state.ledger)
-    decided = {e.candidate_id: e.verdict for e in result.events if isinstance(e, ev.CandidateDecided)}
+    decided = {
+        e.candidate_id: e.verdict for e in result.events if isinstance(e, ev.CandidateDecided)
+    }
     current = next(e for e in result.events if isinstance(e, ev.RunStarted)).initial_skill_id
     currents = {current}
     for e in result.events:

@@ -88,6 +88,7 @@ def choose_operator(
         rng=rng,
         once_choice=state.once_choice,
         replay_sequence=state.replay_sequence,
+        epsilon=cfg.bandit_epsilon,
     )
     source = "first-round" if state.round == 0 and cfg.selector in ("llm", "once") else cfg.selector
     if scripted is not None:

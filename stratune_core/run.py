@@ -66,10 +66,11 @@ def run(
     config: Config, task: Task, llm: LLM, *, replay_sequence: tuple[Strategy, ...] = ()
 ) -> RunResult:
     events: list[Event] = []
-    state = None
-    for state, evs in iterate(config, task, llm, replay_sequence=replay_sequence):
+    last: State | None = None
+    for last, evs in iterate(config, task, llm, replay_sequence=replay_sequence):  # noqa: B007
         events.extend(evs)
-    assert state is not None
+    assert last is not None
+    state = last
     final = events[-1]
     assert isinstance(final, RunFinished)
     return RunResult(

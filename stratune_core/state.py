@@ -25,7 +25,8 @@ from stratune_core.task import Task
 
 def round_rng(seed: int, round_index: int, stream: int = 0) -> np.random.Generator:
     """A round's randomness depends only on (run seed, round, stream)."""
-    return np.random.default_rng(np.random.SeedSequence([seed, round_index, stream]))
+    # SeedSequence takes non-negative words only; the setup stream uses round -1.
+    return np.random.default_rng(np.random.SeedSequence([seed, round_index + 1, stream]))
 
 
 SETUP_ROUND = -1  # the rng stream used once, before round 0, for batches and the ranking subset

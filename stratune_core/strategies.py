@@ -14,7 +14,14 @@ from stratune_core.candidate_eval import Submission, evaluate_candidate
 from stratune_core.candidates import Prepared, prepare_candidate
 from stratune_core.context import Env
 from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
-from stratune_core.events import CandidateInvalid, CandidateUnaffordable, DraftsRanked, Event, RefinementAdvanced
+from stratune_core.events import (
+    CandidateDecided,
+    CandidateInvalid,
+    CandidateUnaffordable,
+    DraftsRanked,
+    Event,
+    RefinementAdvanced,
+)
 from stratune_core.execute import execute_groups, mean_score
 from stratune_core.feedback import Feedback, build_feedback
 from stratune_core.generation import generate
@@ -47,11 +54,14 @@ def _unparseable(state: State, strategy: Strategy, form: Form | None, draw: int 
     return state.evolve(history=state.history.add_entry(entry)), (event,)
 
 
-def _not_submitted(state: State, p: Prepared, strategy: Strategy) -> State:
+def _not_submitted(state: State, p: Prepared, strategy: Strategy, events: list[Event]) -> State:
     entry = HistoryEntry(
         round=state.round, strategy=strategy, form=p.form, candidate_id=p.candidate_id,
         theme=p.theme, verdict=Verdict.NOT_SUBMITTED,
     )
+    events.append(CandidateDecided(
+        round=state.round, candidate_id=p.candidate_id, verdict=Verdict.NOT_SUBMITTED
+    ))
     return state.evolve(history=state.history.add_entry(entry))
 
 
@@ -162,7 +172,8 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
     )
     state = state.evolve(refinement=stepped)
     if not submitted:
-        return _advance(_not_submitted(state, draft, Strategy.I2), tuple(events), base, False)
+        state = _not_submitted(state, draft, Strategy.I2, events)
+        return _advance(state, tuple(events), base, False)
     sub = Submission(
         candidate_id=draft.candidate_id, strategy=Strategy.I2, form=draft.form, theme=draft.theme,
         exclude=_exclusions(fb, forms, draft, state.ranking_ids),
@@ -236,7 +247,7 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
     ))
     for i, p in enumerate(drafts):
         if i not in picks:
-            state = _not_submitted(state, p, Strategy.I3)
+            state = _not_submitted(state, p, Strategy.I3, events)
     for i in picks:
         p = drafts[i]
         sub = Submission(

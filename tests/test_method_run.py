@@ -18,7 +18,7 @@ from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 def _run(config: Config | None = None, optimizer: ToyOptimizer | None = None, task: ToyTask | None = None):
     llm = InProcessLLM(optimizer=optimizer or ToyOptimizer())
-    result = run(config or Config(seed=3), task or ToyTask(), llm)
+    result = run(config or Config(seed=3), task or ToyTask(n_train=96), llm)
     return result, llm
 
 
@@ -30,7 +30,7 @@ def test_run_ends_within_budget_and_counts_distinct_pairs():
     """Spending never exceeds B and equals the number of distinct (skill, sample) pairs run."""
     result, _ = _run()
     assert isinstance(result.events[-1], ev.RunFinished)
-    assert result.spent <= result.budget == 6 * 48
+    assert result.spent <= result.budget == 6 * 96
     assert result.spent == len(result.state.ledger)
     charged = _of(result, ev.ExecutionsCharged)
     assert sum(c.new for c in charged) == result.spent
@@ -69,32 +69,59 @@ def test_current_skill_changes_only_through_accepted_candidates():
         current = e.current_id
 
 
-def test_the_mixed_optimizer_exercises_every_path():
-    """Strategies, forms, invalid patches, rejections, saves, validation and final selection."""
-    config = Config(seed=3)
-    result, _ = _run(config)
-    verdicts = Counter(e.verdict for e in _of(result, ev.CandidateDecided))
-    invalid = Counter(e.reason for e in _of(result, ev.CandidateInvalid))
-    strategies = {e.strategy for e in _of(result, ev.OperatorChosen)}
-    forms = {e.form for e in _of(result, ev.CandidateGenerated)}
-    stages = {e.outcome.stage for e in _of(result, ev.StageResult)}
-    assert strategies == set(Strategy)
-    assert {f.value for f in forms if f} >= {"F1", "F3", "F4"}
-    assert verdicts[Verdict.ACCEPTED] >= 1
-    assert verdicts[Verdict.REJECTED_SCREENING] >= 1
-    assert invalid[Reason.INVALID_PATCH] + invalid[Reason.UNPARSEABLE] >= 1
-    assert Stage.VALIDATION in stages
-    assert _of(result, ev.DraftsRanked)
+SMALL = dict(screen_solved=8, screen_random=8, validation_frac=0.15)  # more rounds per budget
 
 
-def test_regression_checks_reject_unconditional_rules():
-    """An 'Always answer in UPPERCASE' rule breaks solved samples and is rejected with a regression reason."""
-    result, _ = _run()
-    texts = {e.skill_id: e.text for e in _of(result, ev.SkillAdded)}
-    bad = [e for e in _of(result, ev.CandidateDecided) if "Always answer" in texts.get(e.candidate_id, "")]
+@pytest.fixture(scope="module")
+def many_runs():
+    """The mixed optimizer on binary and continuous toy tasks, plus the "trade" optimizer whose
+    balanced small gains get saved: together they cover every path."""
+    runs = []
+    for seed in range(4):
+        for continuous in (False, True):
+            task = ToyTask(n_train=96, continuous=continuous)
+            runs.append(_run(Config(seed=seed, **SMALL), task=task)[0])
+    trade = ToyOptimizer(style="trade")
+    for seed in (2, 3):
+        runs.append(_run(Config(seed=seed, **SMALL), trade, ToyTask(n_train=96, continuous=True))[0])
+    return runs
+
+
+def test_the_mixed_optimizer_exercises_every_path(many_runs):
+    """Strategies, forms, invalid patches, rejections at each check, saves, validation failures,
+    unaffordable evaluations and a final-selection replacement all occur and are recorded."""
+    events = [e for r in many_runs for e in r.events]
+    of = lambda cls: [e for e in events if isinstance(e, cls)]  # noqa: E731
+    verdicts = Counter(e.verdict for e in of(ev.CandidateDecided))
+    reasons = Counter(r for e in of(ev.CandidateDecided) for r in e.reasons)
+    invalid = Counter(e.reason for e in of(ev.CandidateInvalid))
+    assert {e.strategy for e in of(ev.OperatorChosen)} == set(Strategy)
+    assert {e.form.value for e in of(ev.CandidateGenerated)} == {"F1", "F2", "F3", "F4"}
+    for verdict in (Verdict.ACCEPTED, Verdict.SAVED, Verdict.REJECTED_SCREENING,
+                    Verdict.REJECTED_VALIDATION, Verdict.NOT_SUBMITTED):
+        assert verdicts[verdict] >= 1, verdict
+    for reason in (Reason.GAIN_BELOW_THRESHOLD, Reason.REGRESSIONS_AMONG_SOLVED,
+                   Reason.LOSSES_AMONG_CHANGES, Reason.MORE_LOSSES_THAN_WINS):
+        assert reasons[reason] >= 1, reason
+    for reason in (Reason.INVALID_PATCH, Reason.UNGROUNDED_EXAMPLE, Reason.FORMAT_CHANGED,
+                   Reason.UNPARSEABLE):
+        assert invalid[reason] >= 1, reason
+    assert any(e.fallback for e in of(ev.OperatorChosen))
+    assert any(e.replaced for e in of(ev.FinalComparison))
+    assert of(ev.DraftsRanked) and of(ev.RefinementAdvanced)
+
+
+def test_regression_checks_reject_unconditional_rules(many_runs):
+    """An unconditional rule ("Always ...") breaks solved samples and is never accepted."""
+    bad = []
+    for result in many_runs:
+        texts = {e.skill_id: e.text for e in _of(result, ev.SkillAdded)}
+        bad += [e for e in _of(result, ev.CandidateDecided) if "Always " in texts.get(e.candidate_id, "")]
     assert bad
     for e in bad:
         assert e.verdict is not Verdict.ACCEPTED
+        if e.verdict in (Verdict.NOT_SUBMITTED, Verdict.UNAFFORDABLE):
+            continue  # lost the ranking or never evaluated
         assert {Reason.REGRESSIONS_AMONG_SOLVED, Reason.LOSSES_AMONG_CHANGES, Reason.MORE_LOSSES_THAN_WINS,
                 Reason.GAIN_BELOW_THRESHOLD} & set(e.reasons)
 

@@ -31,17 +31,30 @@ WORDS = (
     "timber", "umbrella", "velvet", "walnut", "yonder", "zephyr", "anchor", "basket", "candle",
     "dragon", "engine", "falcon", "garden", "hammer", "insect", "jacket", "kitten",
 )
-MARKERS = ("U", "R", "P")
+MARKERS = ("U", "R", "D", "S", "P", "X")  # [X] words end in "!", which no rule teaches
 
 RULES = {
     "U": "When the word is marked [U], answer in UPPERCASE.",
     "R": "When the word is marked [R], answer with the word REVERSED.",
+    "D": "When the word is marked [D], answer with the word written twice.",
+    "S": "When the word is marked [S], answer with its letters SORTED.",
 }
 BAD_RULES = {
     "U": "Always answer in UPPERCASE.",
     "R": "Always answer with the word REVERSED.",
+    "D": "Always write the word twice.",
+    "S": "Always sort the letters.",
+}
+TRANSFORMS = {
+    "U": str.upper,
+    "R": lambda w: w[::-1],
+    "D": lambda w: w + w,
+    "S": lambda w: "".join(sorted(w)),
 }
 LUCKY_RULE = "When the word is marked [P], double-check the spelling."
+# Helps its marker, breaks a few [P] words: on a continuous task a small net gain below the
+# screening threshold with balanced wins and losses, i.e. a candidate saved for final selection.
+TRADE_RULE = "When the word is marked [P], add emphasis if it feels important."
 
 
 def _h(text: str) -> int:
@@ -52,13 +65,15 @@ def make_samples(n: int, offset: int = 0) -> tuple[Sample, ...]:
     out = []
     for i in range(n):
         word = WORDS[(i + offset) % len(WORDS)] + ("" if i + offset < len(WORDS) else str(i + offset))
-        marker = MARKERS[(i + offset) % 3]
+        marker = MARKERS[(i + offset) % len(MARKERS)]
         out.append(Sample(id=f"s{i + offset:03d}", stratum=marker, payload={"word": word, "marker": marker}))
     return tuple(out)
 
 
 def expected_answer(word: str, marker: str) -> str:
-    return {"U": word.upper(), "R": word[::-1], "P": word}[marker]
+    if marker == "X":
+        return word + "!"
+    return TRANSFORMS[marker](word) if marker in TRANSFORMS else word
 
 
 @frozen
@@ -66,9 +81,13 @@ class ToyTask:
     n_train: int = 48
     n_test: int = 24
     initial: str = INITIAL_SKILL
+    continuous: bool = False  # half credit for an answer right but for letter case
 
     @property
     def info(self) -> TaskInfo:
+        if self.continuous:
+            return TaskInfo(name="toy-continuous", initial_skill=self.initial, success_threshold=0.9,
+                            binary=False, eps0=0.001, max_tokens=64)
         return TaskInfo(name="toy", initial_skill=self.initial, success_threshold=1.0, binary=True, eps0=0.0025, max_tokens=64)
 
     def split(self, name: str) -> tuple[Sample, ...]:
@@ -87,7 +106,8 @@ class ToyTask:
         got = m.group(1).strip() if m else ""
         want = expected_answer(sample.payload["word"], sample.payload["marker"])
         ok = got == want
-        return Score(value=1.0 if ok else 0.0, output=text[:200],
+        value = 1.0 if ok else 0.5 if self.continuous and got.lower() == want.lower() else 0.0
+        return Score(value=value, output=text[:200],
                      summary="" if ok else f"expected {want!r}, got {got or 'no <answer> tag'!r} for marker [{sample.payload['marker']}]")
 
     def describe(self, sample: Sample) -> str:
@@ -105,16 +125,15 @@ def toy_target(request: Request) -> Response:
         return Response(text="I do not understand.", usage=Usage(input_tokens=10, output_tokens=4))
     word, marker = m.group(1), m.group(2)
     answer = word
-    if BAD_RULES["U"] in skill or (RULES["U"] in skill and marker == "U"):
-        answer = answer.upper()
-    if BAD_RULES["R"] in skill or (RULES["R"] in skill and marker == "R"):
-        answer = answer[::-1]
+    for mk, transform in TRANSFORMS.items():
+        # A worked example copied into the skill teaches its own marker, like a conditional rule.
+        taught = RULES[mk] in skill or re.search(rf"\[{mk}\] -> ", skill) is not None
+        if BAD_RULES[mk] in skill or (taught and marker == mk):
+            answer = transform(answer)
     if LUCKY_RULE in skill and marker == "P" and _h(word) % 3 == 0:
         answer = answer.capitalize()
-    # A worked example copied into the skill teaches its own marker.
-    for mk in ("U", "R"):
-        if re.search(rf"\[{mk}\] -> ", skill) and marker == mk:
-            answer = expected_answer(word, mk)
+    if TRADE_RULE in skill and marker == "P" and _h(word) % 4 == 1:
+        answer = answer + "!"
     if "<answer>" not in skill:
         return Response(text=f"The answer is {answer}.", usage=Usage(input_tokens=len(skill) // 4, output_tokens=6))
     return Response(text=f"<answer>{answer}</answer>", usage=Usage(input_tokens=len(skill) // 4, output_tokens=5))
@@ -155,8 +174,9 @@ class ToyOptimizer:
     def _select(self, prompt: str, h: int, repair: bool) -> str:
         allowed = re.search(r'"strategy": "([I0-9|]+)"', prompt).group(1).split("|")
         forms = re.search(r'"form": "([F0-9|]+)"', prompt).group(1).split("|")
-        if self.style == "mixed" and not repair and h % 7 == 0:
-            return "I would go with iterative refinement here."  # not JSON: exercises the repair call
+        if self.style == "mixed" and h % 7 == 0 and (not repair or h % 21 == 0):
+            # not JSON: exercises the repair call, and (1 time in 3) the fallback to I1
+            return "I would go with iterative refinement here."
         plan = [s for s in self.strategy_plan if s in allowed] or allowed
         strategy = plan[h % len(plan)]
         fplan = [f for f in self.form_plan if f in forms] or forms
@@ -167,7 +187,7 @@ class ToyOptimizer:
         skill = _skill_of(prompt)
         only = re.search(r"in form (F\d) only", prompt)
         forms = [only.group(1)] if only else re.findall(r"^- (F\d): ", prompt, re.M)
-        markers = [m for m in ("U", "R") if f"marker [{m}]" in prompt]
+        markers = [m for m in RULES if f"marker [{m}]" in prompt]
         marker = markers[h % len(markers)] if markers else "U"
         n = 2 if "Write exactly 2 candidates" in prompt else 1
         blocks = []
@@ -177,10 +197,10 @@ class ToyOptimizer:
         return "Here are my candidates.\n\n" + "\n\n".join(blocks)
 
     def _one(self, prompt: str, skill: str, form: str, marker: str, roll: int, repair: bool) -> str:
-        mode = "good"
+        mode = "trade" if self.style == "trade" else "good"
         if self.style == "mixed":
-            mode = ("good", "good", "good", "good", "bad", "bad", "lucky", "broken", "good", "lucky", "good", "broken")[roll]
-        if mode == "broken" and repair:
+            mode = ("good", "good", "trade", "good", "bad", "bad", "lucky", "broken", "good", "lucky", "trade", "broken")[roll]
+        if mode == "broken" and repair and roll == 11:  # a repair call fixes some broken replies
             mode = "good"
         if mode == "broken":
             return {
@@ -189,9 +209,15 @@ class ToyOptimizer:
                 "F3": "I cannot write a candidate for this.",
                 "F4": _candidate("F4", "rewrite", "<rewrite>\nAnswer briefly.\n</rewrite>"),
             }[form]
-        rule = {"good": RULES[marker], "bad": BAD_RULES[marker], "lucky": LUCKY_RULE}[mode]
+        rule = {
+            "good": RULES[marker],
+            "bad": BAD_RULES[marker],
+            "lucky": LUCKY_RULE,
+            "trade": f"{RULES[marker]} {TRADE_RULE} {LUCKY_RULE}",
+        }[mode]
         if form == "F2":
-            lines = [ln for ln in re.findall(r"^\[s\d+\] .*$", prompt, re.M) if f"[{marker}] ->" in ln]
+            offered = re.findall(r"^\[s\d+\] .*$", prompt, re.M)
+            lines = [ln for ln in offered if f"[{marker}] ->" in ln] or offered
             if lines and mode == "good":
                 return _candidate("F2", f"examples for [{marker}]", f'<edit op="append">\nExamples:\n{lines[0]}\n</edit>', lines[0][1:5])
             form = "F1"

@@ -1,0 +1,38 @@
+"""Properties of the stratified batches (SPEC §6)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from property_tests.strategies import sample_lists, seeds
+from stratune_core.batches import make_batches
+
+
+@given(sample_lists(max_size=120), st.integers(1, 20), seeds)
+def test_batches_partition_and_keep_the_mix(samples, n_batches: int, seed: int) -> None:
+    """Batches partition the ids, none is empty, and for every stratum s and batch b,
+    |count of s in b - count of s / number of batches| < 1."""
+    batches = make_batches(samples, n_batches, np.random.default_rng(seed))
+    n_eff = min(n_batches, len(samples))
+    assert len(batches) == n_eff and all(batches)
+    flat = [x for b in batches for x in b]
+    assert sorted(flat) == sorted(s.id for s in samples)
+    stratum = {s.id: s.stratum for s in samples}
+    total = Counter(s.stratum for s in samples)
+    for b in batches:
+        got = Counter(stratum[x] for x in b)
+        for key, count in total.items():
+            assert abs(got[key] - count / n_eff) < 1
+    # batch sizes differ by at most one
+    assert max(map(len, batches), default=0) - min(map(len, batches), default=0) <= 1
+
+
+@given(sample_lists(max_size=60), st.integers(1, 20), seeds)
+def test_batches_deterministic(samples, n_batches: int, seed: int) -> None:
+    """Same samples, count and seed, same batches."""
+    a = make_batches(samples, n_batches, np.random.default_rng(seed))
+    assert a == make_batches(samples, n_batches, np.random.default_rng(seed))

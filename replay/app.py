@@ -1,0 +1,207 @@
+"""The `stratune` command line: train, plan, evaluate, replay, view, demo, cache."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from llm_cache import cli as cache_cli
+from replay.serde import TaskSpec
+from stratune_core.errors import StraTuneError
+
+DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
+
+
+def _task_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", required=True,
+                   help="demo | livemath | docvqa | mind2web | spreadsheetbench | "
+                        "reasoning-gym:<name> | PATH to a custom JSONL task")
+    p.add_argument("--scorer", help="custom tasks: exact | regex | multiple-choice | anls | "
+                                    "numeric | module:function")
+    p.add_argument("--placement", default="system", choices=("system", "user"),
+                   help="where the skill goes in the target's prompt (default: system)")
+    p.add_argument("--limit", type=int, help="keep the first N samples of each split")
+    p.add_argument("--data-dir", help="benchmark data directory (default: $STRATUNE_DATA)")
+
+
+def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
+    _task_flags(p)
+    p.add_argument("--target", required=True, help="target model spec, e.g. "
+                   "anthropic:claude-haiku-4-5, openai:MODEL@URL, llamacpp:PATH.gguf")
+    p.add_argument("--optimizer", required=True, help="optimizer model spec (same forms)")
+    p.add_argument("--budget", help="N target executions, or Kx for K times |train| (default 6x)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--profile", default="paper", choices=("paper", "released"))
+    p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
+    ab = p.add_argument_group("ablations (paper §4.1)")
+    ab.add_argument("--selector", help="llm | fixed:I1|I2|I3 | random | rotation | once | "
+                                       "replay:<trace dir> | bandit:epsilon_greedy|ucb1|thompson")
+    ab.add_argument("--forms", choices=("all", "F4"))
+    ab.add_argument("--operator", help="fixed operator STRATEGY+FORM, e.g. I3+F3")
+    ab.add_argument("--no-history", action="store_true", help="hide the evaluation history")
+    ab.add_argument("--no-validation", action="store_true", help="accept on screening alone")
+    ab.add_argument("--no-final-selection", action="store_true", help="final skill = current")
+    ab.add_argument("--max-rounds", type=int)
+    if out:
+        p.add_argument("--out", required=True, help="run directory (rerun to resume)")
+        p.add_argument("--concurrency", type=int, default=8)
+        p.add_argument("--test-eval", action="store_true",
+                       help="afterwards, score the initial and final skill on the test split")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="stratune", description="StraTune: learn skills from "
+                                     "execution feedback, replay and inspect runs")
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train", help="learn a skill; the run directory is its trace")
+    _run_flags(train, out=True)
+    train.set_defaults(func=cmd_train)
+    plan = sub.add_parser("plan", help="rounds, reserve and cost a budget affords")
+    _run_flags(plan, out=False)
+    plan.set_defaults(func=cmd_plan)
+    ev = sub.add_parser("evaluate", help="score a skill file on a task split")
+    ev.add_argument("--skill", required=True, help="skill text file")
+    _task_flags(ev)
+    ev.add_argument("--target", required=True, help="target model spec")
+    ev.add_argument("--split", default="test", choices=("test", "train"))
+    ev.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
+    ev.add_argument("--concurrency", type=int, default=8)
+    ev.set_defaults(func=cmd_evaluate)
+    rp = sub.add_parser("replay", help="re-execute a recorded run offline and check its events")
+    rp.add_argument("dir")
+    rp.set_defaults(func=cmd_replay)
+    view = sub.add_parser("view", help="show a run: rounds, trajectory, costs")
+    view.add_argument("dir")
+    view.add_argument("--round", type=int, dest="round_number", help="detail of round N (1-based)")
+    view.add_argument("--candidate", help="detail of one candidate (id or unique prefix)")
+    view.add_argument("--export", choices=("svg", "html", "png", "txt"))
+    view.add_argument("--output", help="export file (default: stratune-view.<format>)")
+    view.add_argument("--width", type=int, default=120, help="export width in columns")
+    view.set_defaults(func=cmd_view)
+    demo = sub.add_parser("demo", help="replay the bundled demo run offline and show it")
+    demo.add_argument("--trace", help="trace directory (default: traces/demo)")
+    demo.set_defaults(func=cmd_demo)
+    cache_cli.register(sub)
+    return parser
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from replay.options import RunOptions, parse_budget
+
+    overrides: dict[str, Any] = {}
+    if args.budget is not None:
+        overrides.update(parse_budget(args.budget))
+    for name in ("selector", "forms", "operator", "max_rounds"):
+        if getattr(args, name) is not None:
+            overrides[name] = getattr(args, name)
+    for flag, field in (("no_history", "history"), ("no_validation", "validation"),
+                        ("no_final_selection", "final_selection")):
+        if getattr(args, flag):
+            overrides[field] = False
+    return RunOptions(
+        task=_task_spec(args), target=args.target, optimizer=args.optimizer, seed=args.seed,
+        profile=args.profile, config_file=args.config_file, overrides=tuple(overrides.items()),
+        data_dir=args.data_dir,
+    )
+
+
+def _task_spec(args: argparse.Namespace) -> TaskSpec:
+    return TaskSpec(spec=args.task, scorer=args.scorer, placement=args.placement, limit=args.limit)
+
+
+def cmd_train(args: argparse.Namespace, console: Console) -> int:
+    from replay import runner
+    from replay.show import load_run, show
+    from replay.viewer.tables import header, round_table
+
+    code = runner.train(_options(args), args.out, console, concurrency=args.concurrency,
+                        test_split="test" if args.test_eval else None)
+    if code == runner.EXIT_OK:
+        run = load_run(args.out)
+        show(round_table(run.view), console)
+        show(header(run.view, run.manifest, run.evaluation), console)
+        console.print(f"final skill: {Path(args.out) / 'final_skill.txt'}")
+    return code
+
+
+def cmd_plan(args: argparse.Namespace, console: Console) -> int:
+    from replay import models
+    from replay.options import build_config
+    from replay.plan import make_plan, render_plan
+
+    options = _options(args)
+    config = build_config(options)
+    task = models.load_task(options.task, data_dir=options.data_dir)
+    console.print(render_plan(make_plan(config, task), config))
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
+    from llm_cache.client import CachedLLM
+    from llm_cache.records import Role
+    from replay import models
+    from replay.evaluate import score_with_bar
+
+    path = Path(args.skill)
+    try:
+        skill = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise StraTuneError(f"--skill: {path} not found") from None
+    task = models.load_task(_task_spec(args), data_dir=args.data_dir)
+    backend = models.build_backend(args.target)
+    model = models.canonical_model(args.target)
+    with CachedLLM.open(args.cache_dir, backends={Role.TARGET: backend}, mode="live",
+                        concurrency=args.concurrency) as llm:
+        result = score_with_bar(task, skill, llm, model, console, split=args.split)
+        total = llm.accounting().total()
+    console.print(f"{task.info.name} {args.split}: score {result.mean:.3f} "
+                  f"({result.solved}/{result.n} solved) with {model} "
+                  f"[{total.paid_calls} calls paid, {total.cache_hits} from cache]")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace, console: Console) -> int:
+    from replay import runner
+
+    return runner.replay(args.dir, console)
+
+
+def cmd_view(args: argparse.Namespace, console: Console) -> int:
+    from replay.show import load_run, renderable, show
+
+    run = load_run(args.dir)
+    picture = renderable(run, round_number=args.round_number, candidate=args.candidate)
+    written = show(picture, console, export=args.export, output=args.output, width=args.width)
+    if written is not None:
+        console.print(f"written: {written}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    from replay.demo import demo
+
+    return demo(console, args.trace)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "cache":
+        return int(args.func(args))
+    console = Console()
+    try:
+        return int(args.func(args, console))
+    except StraTuneError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Data files shipped with StraTune: the demo task and fallback initial skills."""

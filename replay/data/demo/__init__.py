@@ -1,0 +1,1 @@
+"""The bundled demo task data and its generator (see README.md)."""

@@ -1,0 +1,67 @@
+"""Scoring a skill on a task split (test by default) through the cache, with a progress bar.
+
+Test-set evaluation is not part of the training budget (SPEC §5). It is how a learned skill is
+reported, and how a skill learned with one target is tried on another (the paper's RQ4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from attrs import field, frozen
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from stratune_core.llm import LLM
+from stratune_core.records import Sample, is_solved
+from stratune_core.task import Task
+
+CHUNK = 16  # samples per batch of requests: big enough for concurrency, small for a live bar
+
+
+@frozen(kw_only=True)
+class SplitScore:
+    split: str
+    n: int
+    mean: float
+    solved: int
+    scores: tuple[float, ...] = field(converter=tuple)
+
+
+def score_skill(
+    task: Task, skill: str, llm: LLM, model: str, *, split: str = "test",
+    on_progress: Callable[[int], None] | None = None,
+) -> SplitScore:
+    samples: Sequence[Sample] = task.split(split)
+    if not samples:
+        from stratune_core.errors import TaskDataError
+
+        raise TaskDataError(f"task {task.info.name}: the {split!r} split is empty")
+    scores: list[float] = []
+    for start in range(0, len(samples), CHUNK):
+        chunk = samples[start:start + CHUNK]
+        per_sample = [task.requests(skill, s, model) for s in chunk]
+        flat = [r for rs in per_sample for r in rs]
+        responses = llm.complete(flat) if flat else ()
+        i = 0
+        for sample, requests in zip(chunk, per_sample, strict=True):
+            got = tuple(responses[i:i + len(requests)])
+            i += len(requests)
+            scores.append(task.score(sample, got).value)
+        if on_progress is not None:
+            on_progress(len(chunk))
+    threshold = task.info.success_threshold
+    return SplitScore(split=split, n=len(scores), mean=sum(scores) / len(scores),
+                      solved=sum(1 for s in scores if is_solved(s, threshold)), scores=scores)
+
+
+def score_with_bar(
+    task: Task, skill: str, llm: LLM, model: str, console: Console, *, split: str = "test",
+    label: str = "evaluating",
+) -> SplitScore:
+    total = len(task.split(split))
+    with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as progress:
+        bar = progress.add_task(label, total=total)
+        return score_skill(task, skill, llm, model, split=split,
+                           on_progress=lambda k: progress.advance(bar, k))

@@ -1,0 +1,217 @@
+"""The trace converter: events as tagged JSON lines, skill texts as blobs, the manifest.
+
+Built on the core's private cattrs converter (`stratune_core.serde`), with the `Event` union
+registered once under the "_type" tag. A `SkillAdded` line carries `text_blob` (the blob id =
+the skill id = the content hash of the text) instead of the text, so each text is stored once.
+Every line is canonical JSON (sorted keys, no spaces), which is what the event digest covers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import cattrs
+import xxhash
+from attrs import field, frozen
+from cattrs.v import format_exception
+
+from stratune_core import serde as core_serde
+from stratune_core.config import Config
+from stratune_core.enums import Strategy
+from stratune_core.errors import StraTuneError
+from stratune_core.events import Event, SkillAdded
+from stratune_core.ids import text_id
+
+FORMAT_VERSION = 1
+TEXT_BLOB = "text_blob"
+
+
+class TraceError(StraTuneError):
+    """A trace file is missing, malformed or does not match its manifest."""
+
+
+_registered = False
+
+
+def _ensure_registered() -> None:
+    # The converter is the core's; the Event union is a shell concern, registered on first use
+    # rather than at import so importing this module has no side effect.
+    global _registered
+    if not _registered:
+        core_serde.register_tagged_union(Event)
+        _registered = True
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# ---- events -------------------------------------------------------------------------------
+
+
+def event_to_data(event: Event) -> dict[str, Any]:
+    """The JSON-ready dict of one event, skill texts replaced by their blob id."""
+    _ensure_registered()
+    data = core_serde.unstructure(event, Event)
+    if isinstance(event, SkillAdded):
+        data.pop("text")
+        data[TEXT_BLOB] = event.skill_id
+    return data
+
+
+def event_to_line(event: Event) -> str:
+    return canonical_json(event_to_data(event))
+
+
+def event_from_line(
+    line: str, read_blob: Callable[[str], str], *, where: str = "events.jsonl"
+) -> Event:
+    """Parse one line; `read_blob(id)` returns a skill text. Errors name `where` and the field."""
+    _ensure_registered()
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"{where}: not JSON ({exc.msg}); the trace is damaged") from None
+    if not isinstance(data, dict):
+        raise TraceError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    if data.get("_type") == "SkillAdded" and TEXT_BLOB in data:
+        blob = data.pop(TEXT_BLOB)
+        data["text"] = read_blob(str(blob))
+    try:
+        return core_serde.structure(data, Event)  # type: ignore[arg-type]
+    except Exception as exc:  # cattrs raises several error types; all become one line
+        raise TraceError(f"{where}: {_one_line(exc)}") from None
+
+
+def events_to_lines(events: Iterable[Event]) -> list[str]:
+    return [event_to_line(e) for e in events]
+
+
+# ---- digest -------------------------------------------------------------------------------
+
+
+class Digest:
+    """xxh3_128 over the canonical event lines, each followed by a newline."""
+
+    def __init__(self) -> None:
+        self._h = xxhash.xxh3_128()
+        self.count = 0
+
+    def add(self, line: str) -> None:
+        self._h.update(line.encode("utf-8") + b"\n")
+        self.count += 1
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
+def digest_of(lines: Iterable[str]) -> str:
+    d = Digest()
+    for line in lines:
+        d.add(line)
+    return d.hexdigest()
+
+
+def check_blob(blob_id: str, text: str, *, where: str) -> str:
+    if text_id(text) != blob_id:
+        raise TraceError(f"{where}: content does not hash to its name; the blob was edited")
+    return text
+
+
+# ---- manifest -----------------------------------------------------------------------------
+
+
+@frozen(kw_only=True)
+class TaskSpec:
+    """How the task was loaded (the arguments of `replay.tasks.registry.load_task`)."""
+
+    spec: str
+    scorer: str | None = None
+    placement: str = "system"
+    limit: int | None = None
+
+
+@frozen(kw_only=True)
+class Package:
+    name: str
+    version: str
+
+
+@frozen(kw_only=True)
+class Manifest:
+    format: int = FORMAT_VERSION
+    task: TaskSpec
+    target: str  # model spec strings as given on the command line
+    optimizer: str
+    seed: int
+    profile: str = "paper"
+    config: Config
+    replay_sequence: tuple[Strategy, ...] = field(default=(), converter=tuple)
+    packages: tuple[Package, ...] = field(default=(), converter=tuple)
+    git_revision: str | None = None
+    events: int = 0
+    event_digest: str = ""
+    finished: bool = False
+    final_id: str | None = None
+
+    def run_identity(self) -> dict[str, Any]:
+        """What must agree for a rerun to be a resume of the same run."""
+        data = manifest_to_data(self)
+        return {k: data[k] for k in ("task", "target", "optimizer", "seed", "config",
+                                     "replay_sequence")}
+
+
+def manifest_to_data(manifest: Manifest) -> dict[str, Any]:
+    return core_serde.unstructure(manifest)
+
+
+def manifest_to_json(manifest: Manifest) -> str:
+    return json.dumps(manifest_to_data(manifest), sort_keys=True, indent=2, ensure_ascii=False)
+
+
+def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"{where}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise TraceError(f"{where}: expected a JSON object")
+    if data.get("format") != FORMAT_VERSION:
+        raise TraceError(
+            f"{where}: format {data.get('format')!r} is not {FORMAT_VERSION}; "
+            "record the run again with this version of stratune"
+        )
+    try:
+        return core_serde.structure(data, Manifest)
+    except Exception as exc:
+        raise TraceError(f"{where}: {_one_line(exc)}") from None
+
+
+def config_from_data(data: Any, base: Config, *, where: str) -> Config:
+    """`base` with the fields of the JSON object `data` replaced; unknown keys are errors."""
+    if not isinstance(data, dict):
+        raise TraceError(f"{where}: expected a JSON object of Config fields")
+    merged = {**core_serde.unstructure(base), **data}
+    try:
+        return core_serde.structure(merged, Config)
+    except Exception as exc:
+        raise TraceError(f"{where}: {_one_line(exc)}") from None
+
+
+def _format(exc: BaseException, type_: Any) -> str:
+    if isinstance(exc, StraTuneError):  # a validator's own message already says what to do
+        return str(exc)
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        return f"unknown field(s) {', '.join(sorted(exc.extra_fields))}: remove or fix them"
+    return format_exception(exc, type_)
+
+
+def _one_line(exc: BaseException) -> str:
+    """cattrs' nested errors flattened into 'what @ $.path' parts; else the message."""
+    if isinstance(exc, cattrs.BaseValidationError):
+        return "; ".join(cattrs.transform_error(exc, format_exception=_format)) or str(exc)
+    if isinstance(exc, StraTuneError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"

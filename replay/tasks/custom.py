@@ -1,0 +1,133 @@
+"""Load a custom task from JSONL.
+
+Two layouts, pick either:
+- one file `task.jsonl` whose lines each carry `"split": "train" | "test"`;
+- a directory holding `train.jsonl` and `test.jsonl` (a `split` field, if present, must match).
+Each line: `{"id": ..., "input": "...", "expected": ..., "stratum"?: "...", "image"?: "page.png"}`.
+`expected` is a string, a number or a list of accepted answers; `image` is a path relative to
+the file. The initial skill is `initial_skill.txt` in the same directory, else a generic one.
+
+Scorer: a built-in name (exact, regex, choice, anls, numeric[:rel_tol]; see
+`stratune_core.tasks.custom_scorers`) or `module:function` taking (answer text, expected) and
+returning a number in [0, 1]; such a function may set attributes `threshold` (default 1.0) and
+`binary` (default False). Every line is checked before anything is returned.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import re
+from pathlib import Path
+
+from replay.tasks import files
+from replay.tasks.docvqa import guard_image
+from stratune_core.errors import ConfigError, TaskDataError
+from stratune_core.records import Sample
+from stratune_core.tasks.common import Placement, Splits
+from stratune_core.tasks.custom import CustomItem, CustomTask
+from stratune_core.tasks.custom_scorers import Scorer, builtin_scorer, golds, last_number
+from stratune_core.tasks.livemath import LABELS
+
+DEFAULT_SKILL = "Complete the task. Put the final answer inside <answer>...</answer> tags."
+SPLITS = ("train", "test")
+
+
+def resolve_scorer(spec: str) -> Scorer:
+    if ":" in spec and not spec.startswith("numeric"):
+        module_name, _, attr = spec.partition(":")
+        try:
+            fn = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"scorer: cannot load {spec!r} ({exc})") from None
+        if not callable(fn):
+            raise ConfigError(f"scorer: {spec!r} is not callable")
+        return Scorer(name=spec, fn=fn, binary=bool(getattr(fn, "binary", False)),
+                      threshold=float(getattr(fn, "threshold", 1.0)))
+    return builtin_scorer(spec)
+
+
+def _check_expected(expected: object, scorer: Scorer, where: str) -> None:
+    if expected is None or expected == [] or (isinstance(expected, dict)):
+        raise TaskDataError(f"{where}: field 'expected': give a string, a number or a list")
+    for gold in golds(expected):
+        if scorer.name == "regex":
+            try:
+                re.compile(gold)
+            except re.error as exc:
+                raise TaskDataError(f"{where}: field 'expected': bad regex ({exc})") from None
+        elif scorer.name == "choice" and gold.strip().upper() not in LABELS:
+            raise TaskDataError(f"{where}: field 'expected': unknown label {gold!r}; use A-E")
+        elif scorer.name.startswith("numeric") and last_number(gold) is None:
+            raise TaskDataError(f"{where}: field 'expected': {gold!r} holds no number")
+
+
+def _sample(row: object, path: Path, lineno: int, scorer: Scorer) -> tuple[str | None, Sample]:
+    where = f"{path}:{lineno}"
+    sid = str(files.field(row, "id", (str, int), where))
+    if not sid:
+        raise TaskDataError(f"{where}: field 'id': empty")
+    text = files.field(row, "input", str, where)
+    if "expected" not in row:
+        raise TaskDataError(f"{where}: field 'expected': missing")
+    _check_expected(row["expected"], scorer, where)
+    stratum = row.get("stratum", "all")
+    if not isinstance(stratum, str) or not stratum:
+        raise TaskDataError(f"{where}: field 'stratum': expected a non-empty string")
+    split = row.get("split")
+    if split is not None and split not in SPLITS:
+        raise TaskDataError(f"{where}: field 'split': unknown split {split!r}; use train or test")
+    image = None
+    if row.get("image") is not None:
+        image_path = path.parent / files.field(row, "image", str, where)
+        if not image_path.is_file():
+            raise TaskDataError(f"{where}: field 'image': {image_path} not found")
+        image = base64.b64encode(guard_image(image_path.read_bytes())).decode("ascii")
+    item = CustomItem(input=text, expected=row["expected"], image_b64=image)
+    return split, Sample(id=sid, stratum=stratum, payload=item)
+
+
+def _read(path: Path, scorer: Scorer, forced: str | None) -> dict[str, list[Sample]]:
+    out: dict[str, list[Sample]] = {s: [] for s in SPLITS}
+    seen: dict[str, int] = {}
+    for lineno, row in files.read_jsonl(path, "custom task file"):
+        split, sample = _sample(row, path, lineno, scorer)
+        if forced is not None and split not in (None, forced):
+            raise TaskDataError(f"{path}:{lineno}: field 'split': {split!r} in the {forced} file")
+        split = forced or split
+        if split is None:
+            raise TaskDataError(f"{path}:{lineno}: field 'split': missing (use train or test)")
+        if sample.id in seen:
+            raise TaskDataError(f"{path}:{lineno}: field 'id': {sample.id!r} repeats line {seen[sample.id]}")
+        seen[sample.id] = lineno
+        out[split].append(sample)
+    return out
+
+
+def load(spec: str | Path, *, scorer: str | None = None, placement: str = "system",
+         limit: int | None = None, name: str | None = None, max_tokens: int = 1024) -> CustomTask:
+    path = Path(spec).expanduser()
+    chosen = resolve_scorer(scorer or "exact")
+    if path.is_dir():
+        parts = {s: _read(files.require_file(path / f"{s}.jsonl", f"{s} split"), chosen, s)[s]
+                 for s in SPLITS}
+        where = {s: path / f"{s}.jsonl" for s in SPLITS}
+        skill_file = path / "initial_skill.txt"
+    else:
+        parts = _read(path, chosen, None)
+        where = dict.fromkeys(SPLITS, path)
+        skill_file = path.parent / "initial_skill.txt"
+    for split in SPLITS:
+        if not parts[split]:
+            raise TaskDataError(f"{where[split]}: empty split {split!r}; field 'split' needs "
+                                f"at least one {split} line")
+    skill = skill_file.read_text(encoding="utf-8").strip() if skill_file.is_file() else DEFAULT_SKILL
+    return CustomTask(
+        name=name or (path.name if path.is_dir() else path.stem),
+        splits=Splits(name=str(path), train=files.limited(tuple(parts["train"]), limit),
+                      test=files.limited(tuple(parts["test"]), limit)),
+        initial_skill=skill,
+        scorer=chosen,
+        placement=Placement.parse(placement),
+        max_tokens=max_tokens,
+    )

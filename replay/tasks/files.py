@@ -1,0 +1,137 @@
+"""Reading task files with errors that name file, line and field; data-dir conventions.
+
+The data dir (`--data DIR` or env STRATUNE_DATA) is the folder that holds the benchmark
+folders (LiveMathematicianBench/, DocVQA/, Mind2Web/, SpreadsheetBench/), as in the authors'
+`benchmark_sample/`. Strata and initial skills are looked up inside it and beside it
+(`<dir>/strata/<ds>/...`, `<dir>/../strata/<ds>/...`), as the authors lay them out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from stratune_core.errors import TaskDataError
+from stratune_core.records import Sample
+
+ENV_DATA = "STRATUNE_DATA"
+
+
+def data_root(data_dir: str | Path | None) -> Path:
+    raw = data_dir if data_dir is not None else os.environ.get(ENV_DATA)
+    if not raw:
+        raise TaskDataError(
+            f"no data directory: pass --data DIR or set {ENV_DATA} to the folder holding "
+            "the benchmark folders (e.g. LiveMathematicianBench/)"
+        )
+    root = Path(raw).expanduser()
+    if not root.is_dir():
+        raise TaskDataError(f"{root}: data directory not found")
+    return root
+
+
+def require_file(path: Path, what: str) -> Path:
+    if not path.is_file():
+        raise TaskDataError(f"{path}: {what} not found; check --data / {ENV_DATA}")
+    return path
+
+
+def read_json(path: Path, what: str = "file") -> Any:
+    require_file(path, what)
+    text = path.read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TaskDataError(
+            f"{path}:{exc.lineno}: invalid JSON at column {exc.colno} ({exc.msg})"
+        ) from None
+
+
+def read_jsonl(path: Path, what: str = "file") -> tuple[tuple[int, Any], ...]:
+    """(line number, value) of every non-blank line; any malformed line fails the whole file."""
+    require_file(path, what)
+    rows = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((lineno, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise TaskDataError(
+                    f"{path}:{lineno}: invalid JSON at column {exc.colno} ({exc.msg})"
+                ) from None
+    return tuple(rows)
+
+
+def field(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    """`obj[key]`, checked; `where` is "file:line" or "file: record k"."""
+    if not isinstance(obj, dict):
+        raise TaskDataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if key not in obj:
+        raise TaskDataError(f"{where}: field {key!r}: missing")
+    value = obj[key]
+    if not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise TaskDataError(
+            f"{where}: field {key!r}: expected {names}, got {type(value).__name__}"
+        )
+    return value
+
+
+def id_list(path: Path) -> tuple[str, ...]:
+    ids = read_json(path, "task id list")
+    if not isinstance(ids, list) or not all(isinstance(i, str | int) for i in ids):
+        raise TaskDataError(f"{path}: expected a JSON list of task ids")
+    if not ids:
+        raise TaskDataError(f"{path}: empty split (no task ids)")
+    out = tuple(str(i) for i in ids)
+    if len(set(out)) != len(out):
+        dup = next(i for i in out if out.count(i) > 1)
+        raise TaskDataError(f"{path}: duplicate task id {dup!r}")
+    return out
+
+
+def non_empty(samples: Sequence[Sample], path: Path) -> tuple[Sample, ...]:
+    if not samples:
+        raise TaskDataError(f"{path}: empty split (no samples)")
+    return tuple(samples)
+
+
+def _beside(root: Path, rel: str) -> Iterator[Path]:
+    yield root / rel
+    yield root.parent / rel
+
+
+def strata(root: Path, ds: str, fields: tuple[str, ...]) -> dict[str, str]:
+    """id -> stratum key ("v1|v2") from strata_meta_train.json; empty when the file is absent."""
+    for path in _beside(root, f"strata/{ds}/strata_meta_train.json"):
+        if path.is_file():
+            meta = read_json(path, "strata file")
+            if not isinstance(meta, dict):
+                raise TaskDataError(f"{path}: expected an object of id -> strata fields")
+            out = {}
+            for key, row in meta.items():
+                if not isinstance(row, dict) or any(f not in row for f in fields):
+                    raise TaskDataError(f"{path}: id {key!r}: needs fields {', '.join(fields)}")
+                out[str(key)] = "|".join(str(row[f]) for f in fields)
+            return out
+    return {}
+
+
+def initial_skill(root: Path | None, ds: str) -> str:
+    """The user's `initial_skills/<ds>.txt` (in or beside the data dir), else our own."""
+    if root is not None:
+        for path in _beside(root, f"initial_skills/{ds}.txt"):
+            if path.is_file():
+                return path.read_text(encoding="utf-8").strip()
+    bundled = resources.files("replay.data").joinpath("initial_skills", f"{ds}.txt")
+    return bundled.read_text(encoding="utf-8").strip()
+
+
+def limited(samples: tuple[Sample, ...], limit: int | None) -> tuple[Sample, ...]:
+    return samples if limit is None else samples[:limit]

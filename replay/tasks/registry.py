@@ -1,0 +1,51 @@
+"""`load_task(spec)`: the one entry point the CLI and the runner use to get a `Task`.
+
+spec: `livemath`, `docvqa`, `mind2web`, `spreadsheetbench` (read from `data_dir`, default env
+STRATUNE_DATA), `demo` (bundled), `reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`, or a
+path to a custom task (`.jsonl` file or a directory with train.jsonl/test.jsonl; see
+`replay.tasks.custom`). `limit` keeps the first `limit` samples of each split.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay.tasks import custom, demo, docvqa, livemath, mind2web, reasoning_gym, spreadsheet
+from stratune_core.errors import ConfigError
+from stratune_core.task import Task
+
+BENCHMARKS = {
+    "livemath": livemath.load,
+    "docvqa": docvqa.load,
+    "mind2web": mind2web.load,
+    "spreadsheetbench": spreadsheet.load,
+}
+NAMES = (*BENCHMARKS, "demo", "reasoning-gym:<dataset>", "<path>.jsonl", "<dir>")
+
+
+def load_task(
+    spec: str,
+    *,
+    data_dir: str | Path | None = None,
+    scorer: str | None = None,
+    placement: str = "system",
+    limit: int | None = None,
+) -> Task:
+    if limit is not None and limit < 1:
+        raise ConfigError(f"limit: must be >= 1, got {limit}")
+    if scorer is not None and not _is_custom(spec):
+        raise ConfigError(f"scorer: only custom JSONL tasks take a scorer (task {spec!r})")
+    if spec in BENCHMARKS:
+        return BENCHMARKS[spec](data_dir, placement=placement, limit=limit)
+    if spec == "demo":
+        return demo.load(placement=placement, limit=limit)
+    if spec.startswith("reasoning-gym:"):
+        return reasoning_gym.load(spec, placement=placement, limit=limit)
+    if _is_custom(spec):
+        return custom.load(spec, scorer=scorer, placement=placement, limit=limit)
+    raise ConfigError(f"task: unknown task {spec!r}; use one of {', '.join(NAMES)}")
+
+
+def _is_custom(spec: str) -> bool:
+    path = Path(spec).expanduser()
+    return spec.endswith(".jsonl") or path.is_dir()

@@ -1,0 +1,230 @@
+"""The run directory, which is also the trace (SPEC §8).
+
+    manifest.json      config, task, model specs, seed, package versions, git revision, digest
+    events.jsonl       one canonical event per line, appended, flushed and fsynced per round
+    blobs/<id>.txt.gz  each skill text once, by content hash (gzip, mtime 0: reproducible bytes)
+    cache/             the run's model-call cache
+    usage.json         tokens and cost by call kind (written at the end of a run)
+    final_skill.txt    the final skill
+
+A crash leaves a readable prefix of events.jsonl (a torn last line is dropped when read). A
+rerun of the same command rewrites the log from the start: `TraceWriter` checks each new line
+against the line already on disk and only writes from the first difference on.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from replay.serde import (
+    Digest,
+    Manifest,
+    TraceError,
+    check_blob,
+    event_from_line,
+    event_to_line,
+    manifest_from_json,
+    manifest_to_json,
+)
+from stratune_core.events import Event, SkillAdded
+
+MANIFEST = "manifest.json"
+EVENTS = "events.jsonl"
+BLOBS = "blobs"
+CACHE = "cache"
+USAGE = "usage.json"
+FINAL_SKILL = "final_skill.txt"
+EVALUATION = "evaluation.json"
+
+
+@frozen
+class RunDir:
+    path: Path
+
+    @classmethod
+    def at(cls, path: str | os.PathLike[str]) -> RunDir:
+        return cls(Path(path))
+
+    @property
+    def manifest(self) -> Path:
+        return self.path / MANIFEST
+
+    @property
+    def events(self) -> Path:
+        return self.path / EVENTS
+
+    @property
+    def blobs(self) -> Path:
+        return self.path / BLOBS
+
+    @property
+    def cache(self) -> Path:
+        return self.path / CACHE
+
+    @property
+    def usage(self) -> Path:
+        return self.path / USAGE
+
+    @property
+    def final_skill(self) -> Path:
+        return self.path / FINAL_SKILL
+
+    @property
+    def evaluation(self) -> Path:
+        return self.path / EVALUATION
+
+    def blob(self, blob_id: str) -> Path:
+        return self.blobs / f"{blob_id}.txt.gz"
+
+    def exists(self) -> bool:
+        return self.manifest.is_file()
+
+    # ---- reading --------------------------------------------------------------------------
+
+    def read_manifest(self) -> Manifest:
+        if not self.manifest.is_file():
+            raise TraceError(f"{self.manifest}: not found; is {self.path} a StraTune run directory?")
+        return manifest_from_json(self.manifest.read_text(encoding="utf-8"), where=str(self.manifest))
+
+    def read_blob(self, blob_id: str) -> str:
+        path = self.blob(blob_id)
+        try:
+            text = gzip.decompress(path.read_bytes()).decode("utf-8")
+        except FileNotFoundError:
+            raise TraceError(f"{path}: missing skill text; the trace is incomplete") from None
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
+            raise TraceError(f"{path}: unreadable ({exc}); the trace is damaged") from None
+        return check_blob(blob_id, text, where=str(path))
+
+    def read_lines(self) -> list[str]:
+        """The complete lines of events.jsonl (a torn last line from a crash is left out)."""
+        if not self.events.is_file():
+            return []
+        data = self.events.read_bytes()
+        end = data.rfind(b"\n") + 1
+        return data[:end].decode("utf-8").splitlines()
+
+    def read_events(self) -> tuple[list[str], tuple[Event, ...]]:
+        lines = self.read_lines()
+        events = tuple(
+            event_from_line(line, self.read_blob, where=f"{self.events}:{i}")
+            for i, line in enumerate(lines, start=1)
+        )
+        return lines, events
+
+    def read_json(self, path: Path) -> Any | None:
+        if not path.is_file():
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
+
+    # ---- writing --------------------------------------------------------------------------
+
+    def write_manifest(self, manifest: Manifest) -> None:
+        _atomic_write(self.manifest, manifest_to_json(manifest).encode("utf-8") + b"\n")
+
+    def write_blob(self, blob_id: str, text: str) -> None:
+        path = self.blob(blob_id)
+        if path.is_file():
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(path, gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+
+    def write_json(self, path: Path, data: Any) -> None:
+        _atomic_write(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+
+    def write_text(self, path: Path, text: str) -> None:
+        _atomic_write(path, text.encode("utf-8"))
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+@frozen(kw_only=True)
+class ResumeReport:
+    previous: int  # complete lines found on disk before the run
+    matched: int  # how many of them the rerun reproduced exactly, from the start
+    diverged_at: int | None  # 1-based line where the rerun first differed, if it did
+
+    def describe(self) -> str:
+        if self.previous == 0:
+            return "new run"
+        if self.diverged_at is not None:
+            return (f"resumed: the first {self.matched} of {self.previous} recorded events were "
+                    f"reproduced; event {self.diverged_at} differed, the log was rewritten from there")
+        if self.matched < self.previous:
+            return f"resumed: {self.matched} of {self.previous} recorded events reproduced so far"
+        return f"resumed: all {self.previous} recorded events reproduced identically"
+
+
+class TraceWriter:
+    """Appends events round by round; a rerun verifies the existing prefix instead of rewriting it."""
+
+    def __init__(self, run_dir: RunDir) -> None:
+        self.run_dir = run_dir
+        run_dir.path.mkdir(parents=True, exist_ok=True)
+        self._previous = run_dir.read_lines()
+        offset = sum(len(line.encode("utf-8")) + 1 for line in self._previous)
+        self._fh = open(run_dir.events, "ab" if run_dir.events.exists() else "wb")  # noqa: SIM115
+        self._fh.truncate(offset)  # drop a torn last line; "ab" appends at the new end
+        self._offset_of = [0]
+        for line in self._previous:
+            self._offset_of.append(self._offset_of[-1] + len(line.encode("utf-8")) + 1)
+        self.digest = Digest()
+        self.lines: list[str] = []
+        self._diverged_at: int | None = None
+
+    @property
+    def report(self) -> ResumeReport:
+        matched = len(self.lines) if self._diverged_at is None else self._diverged_at - 1
+        return ResumeReport(previous=len(self._previous), matched=min(matched, len(self._previous)),
+                            diverged_at=self._diverged_at)
+
+    def write(self, events: Iterable[Event]) -> None:
+        """Persist one round's events: blobs first, then the lines, then flush and fsync."""
+        pending: list[bytes] = []
+        for event in events:
+            if isinstance(event, SkillAdded):
+                self.run_dir.write_blob(event.skill_id, event.text)
+            line = event_to_line(event)
+            index = len(self.lines)
+            self.lines.append(line)
+            self.digest.add(line)
+            if self._diverged_at is None and index < len(self._previous):
+                if self._previous[index] == line:
+                    continue
+                self._diverged_at = index + 1
+                self._fh.truncate(self._offset_of[index])  # appends continue from here
+            pending.append(line.encode("utf-8") + b"\n")
+        if pending:
+            self._fh.write(b"".join(pending))
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+
+    def finish(self) -> None:
+        """The run completed: drop recorded lines the rerun did not produce, then close."""
+        if self._diverged_at is None and len(self.lines) < len(self._previous):
+            self._fh.truncate(self._offset_of[len(self.lines)])
+            self._diverged_at = len(self.lines) + 1
+        self.close()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()

@@ -1,0 +1,37 @@
+"""The trace viewer: pure functions from events (+ manifest, usage, evaluation) to rich
+renderables. Nothing here prints or creates a Console; the CLI does."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.rule import Rule
+from rich.text import Text
+
+from replay.serde import Manifest
+from replay.viewer.charts import strip_by_round, trajectory
+from replay.viewer.detail import candidate_detail, round_detail
+from replay.viewer.events_log import event_line
+from replay.viewer.model import RunView, build_view
+from replay.viewer.tables import cost_table, header, round_table
+
+__all__ = ["RunView", "build_view", "candidate_detail", "event_line", "round_detail", "summary"]
+
+
+def summary(view: RunView, manifest: Manifest | None = None,
+            usage: Mapping[str, Any] | None = None,
+            evaluation: Mapping[str, Any] | None = None) -> RenderableType:
+    """Header, round table, trajectory and operator strip, token/cost table."""
+    return Group(
+        Rule(Text("StraTune run", style="bold")),
+        header(view, manifest, evaluation),
+        Text(""),
+        round_table(view),
+        Text(""),
+        trajectory(view),
+        strip_by_round(view),
+        Text(""),
+        cost_table(usage),
+    )

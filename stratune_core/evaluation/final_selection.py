@@ -1,0 +1,77 @@
+"""One comparison of final skill selection (paper App. B, SPEC §4.7) and the 60/40 split."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from stratune_core.config import Config
+from stratune_core.enums import Stage
+from stratune_core.errors import CoreInvariantError
+from stratune_core.evaluation.gates import (
+    Gate,
+    Outcome,
+    gain_at_least,
+    gain_positive,
+    losses_among_changes,
+    outcome,
+    regressions_among_solved,
+    wins_not_below_losses,
+)
+from stratune_core.evaluation.paired import paired_stats
+
+
+def split_final_set(
+    ids: Sequence[str], frac: float = 0.6
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """First max(1, int(frac * n)) ids select, the rest confirm (ids are already in rng order)."""
+    if not 0.0 < frac < 1.0:
+        raise CoreInvariantError(f"split_final_set: frac must lie in (0, 1), got {frac!r}")
+    ids = tuple(ids)
+    if not ids:
+        return (), ()
+    cut = max(1, int(frac * len(ids)))
+    return ids[:cut], ids[cut:]
+
+
+def _regression_gates(config: Config) -> tuple[Gate, ...]:
+    return (
+        wins_not_below_losses,
+        regressions_among_solved(config.lb_limit, config.z),
+        losses_among_changes(config.lb_limit, config.z),
+    )
+
+
+def final_compare(
+    sel_base: Sequence[float],
+    sel_cand: Sequence[float],
+    conf_base: Sequence[float],
+    conf_cand: Sequence[float],
+    *,
+    config: Config,
+    success_threshold: float,
+) -> tuple[Outcome, Outcome]:
+    """Compare a saved candidate with the selected skill; it replaces it iff both outcomes pass.
+
+    Selection subset: gain >= max(final_gain_floor, m~/n), wins >= losses, LB(D,S) <= 1/2,
+    LB(D,D+U) <= 1/2. Confirmation subset: the same with gain > 0. D has no delta term here.
+    """
+    sel = paired_stats(
+        sel_base,
+        sel_cand,
+        success_threshold=success_threshold,
+        delta=config.delta,
+        d_uses_delta=False,
+    )
+    conf = paired_stats(
+        conf_base,
+        conf_cand,
+        success_threshold=success_threshold,
+        delta=config.delta,
+        d_uses_delta=False,
+    )
+    threshold = max(config.final_gain_floor, sel.m_tilde / sel.n if sel.n else 0.0)
+    regression = _regression_gates(config)
+    return (
+        outcome(Stage.FINAL_SELECTION, sel, threshold, (gain_at_least(threshold), *regression)),
+        outcome(Stage.FINAL_CONFIRMATION, conf, 0.0, (gain_positive, *regression)),
+    )

@@ -1,0 +1,56 @@
+"""Initial screening (paper App. B, SPEC §4.4) and the saved-candidate rule (SPEC §4.6)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from stratune_core.config import Config
+from stratune_core.enums import Reason, Stage
+from stratune_core.evaluation.gates import (
+    REGRESSION_REASONS,
+    Gate,
+    Outcome,
+    gain_at_least,
+    losses_among_changes,
+    outcome,
+    regressions_among_solved,
+    wins_not_below_losses,
+)
+from stratune_core.evaluation.paired import DIFF_TOL, paired_stats, screening_gain_threshold
+
+
+def screening_gates(config: Config, threshold: float) -> tuple[Gate, ...]:
+    return (
+        gain_at_least(threshold),
+        wins_not_below_losses,
+        regressions_among_solved(config.lb_limit, config.z),
+        losses_among_changes(config.lb_limit, config.z),
+    )
+
+
+def screen(
+    base_scores: Sequence[float],
+    cand_scores: Sequence[float],
+    *,
+    config: Config,
+    eps0: float,
+    success_threshold: float,
+) -> Outcome:
+    """Pass iff gain >= eps_s, wins >= losses, LB(D,S) <= 1/2 and LB(D,D+U) <= 1/2.
+
+    `saveable` is set when both regression checks pass and 0 < gain < eps_s. The win/loss
+    check is not a regression check in the paper, so it does not block saving.
+    """
+    stats = paired_stats(
+        base_scores, cand_scores, success_threshold=success_threshold, delta=config.delta
+    )
+    threshold = screening_gain_threshold(stats, eps0)
+    result = outcome(Stage.SCREENING, stats, threshold, screening_gates(config, threshold))
+    if stats.n == 0:
+        return result
+    regressions_ok = not REGRESSION_REASONS.intersection(result.failed)
+    below_threshold = Reason.GAIN_BELOW_THRESHOLD in result.failed
+    saveable = regressions_ok and below_threshold and stats.gain > DIFF_TOL
+    return attrs.evolve(result, saveable=saveable)

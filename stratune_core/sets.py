@@ -1,0 +1,79 @@
+"""Screening-set and validation-set construction (paper App. B, SPEC §4.4-4.5).
+
+All randomness comes from the `rng` argument, so a set depends only on the rng state and the
+inputs. Samples are identified by id; a sample listed twice counts once (first occurrence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence, Set
+from itertools import zip_longest
+
+import numpy as np
+
+from stratune_core.records import Sample
+
+
+def _eligible(samples: Sequence[Sample], exclude: Set[str]) -> list[Sample]:
+    seen: set[str] = set()
+    out: list[Sample] = []
+    for s in samples:
+        if s.id in exclude or s.id in seen:
+            continue
+        seen.add(s.id)
+        out.append(s)
+    return out
+
+
+def stratified_order(rng: np.random.Generator, samples: Sequence[Sample]) -> list[str]:
+    """Round-robin over strata in sorted key order; within a stratum in rng order.
+
+    One permutation is drawn per stratum, in sorted stratum order, so the rng consumption is
+    fixed by the strata sizes.
+    """
+    groups: dict[str, list[str]] = {}
+    for s in samples:
+        groups.setdefault(s.stratum, []).append(s.id)
+    shuffled = [
+        [groups[key][i] for i in rng.permutation(len(groups[key]))] for key in sorted(groups)
+    ]
+    return [sid for row in zip_longest(*shuffled) for sid in row if sid is not None]
+
+
+def screening_set(
+    rng: np.random.Generator,
+    *,
+    samples: Sequence[Sample],
+    solved: Set[str],
+    exclude: Set[str],
+    n_solved: int,
+    n_random: int,
+) -> tuple[str, ...]:
+    """Q_s: up to `n_solved` ids the reference skill solved, then `n_random` of the rest.
+
+    Both parts are stratified (`stratified_order`). Excluded ids (the round's batch, samples
+    used to generate the candidate) never appear; the result has no duplicates. Order: the
+    solved part, then the random part.
+    """
+    eligible = _eligible(samples, exclude)
+    solved_part = stratified_order(rng, [s for s in eligible if s.id in solved])[: max(0, n_solved)]
+    taken = set(solved_part)
+    rest = [s for s in eligible if s.id not in taken]
+    random_part = stratified_order(rng, rest)[: max(0, n_random)]
+    return tuple(solved_part) + tuple(random_part)
+
+
+def validation_set(
+    rng: np.random.Generator, *, samples: Sequence[Sample], exclude: Set[str], size: int
+) -> tuple[str, ...]:
+    """Q_v: a uniform random sample of `size` eligible ids (all of them if fewer), in rng order."""
+    eligible = _eligible(samples, exclude)
+    order = rng.permutation(len(eligible))[: max(0, size)]
+    return tuple(eligible[i].id for i in order)
+
+
+def ranking_set(
+    rng: np.random.Generator, *, samples: Sequence[Sample], exclude: Set[str], size: int
+) -> tuple[str, ...]:
+    """The I2/I3 ranking subset: drawn exactly like a validation set."""
+    return validation_set(rng, samples=samples, exclude=exclude, size=size)

@@ -1,0 +1,95 @@
+"""What every task shares: where the skill goes, the train/test splits, short renderings.
+
+Small local models follow an instruction better when it sits in the user turn, so every task
+takes a `placement`; the default keeps the paper's "system = skill verbatim".
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+from attrs import field, frozen
+
+from llm_cache.records import Block, CallKind, Message, Request, Role, TextBlock
+from stratune_core.errors import ConfigError, TaskDataError
+from stratune_core.records import Sample
+
+
+class Placement(enum.Enum):
+    SYSTEM = "system"
+    USER_PREFIX = "user_prefix"
+    USER_SUFFIX = "user_suffix"
+
+    @classmethod
+    def parse(cls, value: str | Placement) -> Placement:
+        if isinstance(value, Placement):
+            return value
+        try:
+            return cls(value)
+        except ValueError:
+            names = ", ".join(p.value for p in cls)
+            raise ConfigError(f"placement: unknown value {value!r}; use one of {names}") from None
+
+
+def target_request(
+    *,
+    skill: str,
+    user_text: str,
+    model: str,
+    max_tokens: int,
+    placement: Placement,
+    extra_blocks: tuple[Block, ...] = (),
+) -> Request:
+    """One TARGET_EXECUTION request with the skill placed as asked.
+
+    `extra_blocks` (a DocVQA page image) follow the text block in the user message.
+    """
+    system = skill if placement is Placement.SYSTEM else ""
+    if placement is Placement.USER_PREFIX:
+        user_text = f"{skill}\n\n{user_text}"
+    elif placement is Placement.USER_SUFFIX:
+        user_text = f"{user_text}\n\n{skill}"
+    content = (TextBlock(text=user_text), *extra_blocks)
+    return Request(
+        role=Role.TARGET,
+        model=model,
+        system=system,
+        messages=(Message.user(content),),
+        max_tokens=max_tokens,
+        kind=CallKind.TARGET_EXECUTION,
+    )
+
+
+def tail(text: str, limit: int = 400) -> str:
+    """The end of a long answer: the final answer usually sits there."""
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
+
+
+def head(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@frozen(kw_only=True)
+class Splits:
+    """The samples of a task. Ids are unique within a split; both splits are non-empty."""
+
+    name: str
+    train: tuple[Sample, ...] = field(converter=tuple)
+    test: tuple[Sample, ...] = field(converter=tuple)
+
+    @train.validator
+    @test.validator
+    def _check(self, attribute: attrs.Attribute, value: tuple[Sample, ...]) -> None:
+        seen: set[str] = set()
+        for sample in value:
+            if sample.id in seen:
+                raise TaskDataError(f"{self.name}/{attribute.name}: duplicate id {sample.id!r}")
+            seen.add(sample.id)
+
+    def get(self, split: str) -> tuple[Sample, ...]:
+        if split == "train":
+            return self.train
+        if split == "test":
+            return self.test
+        raise TaskDataError(f"{self.name}: unknown split {split!r}; use 'train' or 'test'")

@@ -1,0 +1,96 @@
+"""A custom task: the sample's `input` is the user turn, a named scorer grades the answer.
+
+A scorer returning something outside [0, 1] or raising is the scorer's bug, not the model's:
+the error propagates so the user sees it rather than a silently wrong score.
+"""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+from llm_cache.records import ImageBlock, Request, Response
+from stratune_core.errors import TaskDataError
+from stratune_core.records import Sample, Score, TaskInfo
+from stratune_core.tasks import anls
+from stratune_core.tasks.common import Placement, Splits, head, tail, target_request
+from stratune_core.tasks.custom_scorers import Scorer, golds
+
+
+def _freeze(value: object) -> object:
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+@frozen(kw_only=True)
+class CustomItem:
+    input: str
+    expected: object = field(converter=_freeze)
+    image_b64: str | None = field(default=None, repr=False)
+    media_type: str = "image/png"
+
+
+@frozen(kw_only=True)
+class CustomTask:
+    name: str
+    splits: Splits
+    initial_skill: str
+    scorer: Scorer
+    placement: Placement = field(default=Placement.SYSTEM, converter=Placement.parse)
+    max_tokens: int = 1024
+    eps0: float = 0.0025
+
+    @property
+    def info(self) -> TaskInfo:
+        return TaskInfo(
+            name=self.name,
+            initial_skill=self.initial_skill,
+            success_threshold=self.scorer.threshold,
+            binary=self.scorer.binary,
+            eps0=self.eps0,
+            max_tokens=self.max_tokens,
+        )
+
+    def split(self, name: str) -> tuple[Sample, ...]:
+        return self.splits.get(name)
+
+    def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
+        item: CustomItem = sample.payload
+        extra = ()
+        if item.image_b64 is not None:
+            extra = (ImageBlock(media_type=item.media_type, data=item.image_b64),)
+        return (
+            target_request(
+                skill=skill,
+                user_text=item.input,
+                model=model,
+                max_tokens=self.max_tokens,
+                placement=self.placement,
+                extra_blocks=extra,
+            ),
+        )
+
+    def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
+        item: CustomItem = sample.payload
+        text = responses[0].text if responses else ""
+        raw = self.scorer.fn(text, item.expected)
+        value = float(raw)
+        if not 0.0 <= value <= 1.0:
+            raise TaskDataError(
+                f"scorer {self.scorer.name}: returned {raw!r} for sample {sample.id}; "
+                "a scorer must return a number in [0, 1]"
+            )
+        if value >= self.scorer.threshold - 1e-9:
+            return Score(value=value, output=tail(text), summary="")
+        said = head(anls.extract_answer(text), 80)
+        want = " | ".join(head(g, 60) for g in golds(item.expected)[:3])
+        summary = f'answered "{said}", expected "{want}" ({self.scorer.name} {value:.2f})'
+        return Score(value=value, output=tail(text), summary=summary)
+
+    def describe(self, sample: Sample) -> str:
+        item: CustomItem = sample.payload
+        return head(("[image] " if item.image_b64 else "") + item.input)
+
+    def expected(self, sample: Sample) -> str:
+        item: CustomItem = sample.payload
+        return head(" | ".join(golds(item.expected)), 300)

@@ -1,0 +1,134 @@
+"""LiveMathematicianBench: five-way multiple choice, binary accuracy (notes §8.1).
+
+Label rules, with the released parser's two pitfalls fixed (notes §12.2 item 13):
+1. The last `ANSWER: X` or `<answer>X</answer>` in the whole answer. The keyword may be in
+   any case, the letter must be an upper-case A-E standing alone ("Answer: Because" is no B).
+2. Otherwise, in the last 200 characters, the last marked letter: "option C", "choice C",
+   "answer is C", "(C)", "[C]", "**C**", or a bare B-E. A bare "A" counts only when no word
+   follows it, so the article in "A stronger result holds" is never read as a choice.
+The guardrail (`aux`) is 1 when a label was found.
+"""
+
+from __future__ import annotations
+
+import re
+
+from attrs import field, frozen
+
+from llm_cache.records import Request, Response
+from stratune_core.records import Sample, Score, TaskInfo
+from stratune_core.tasks.common import Placement, Splits, head, tail, target_request
+
+LABELS = ("A", "B", "C", "D", "E")
+MAX_TOKENS = 6000
+_LETTER = r"\(?\**([A-E])\**\)?(?![A-Za-z0-9])"
+_PRIMARY = (
+    re.compile(r"(?i:answer)\s*[:：]\s*" + _LETTER),
+    re.compile(r"(?i:<answer>)\s*\(?([A-E])\)?\s*(?i:</answer>)"),
+)
+_FALLBACK = (
+    re.compile(r"(?i:option|choice|answer\s+is)\s*[:：]?\s*" + _LETTER),
+    re.compile(r"[(\[]([A-E])[)\]]"),
+    re.compile(r"\*\*([A-E])\*\*"),
+    re.compile(r"(?<![A-Za-z0-9])([B-E])(?![A-Za-z0-9])"),
+    re.compile(r"(?<![A-Za-z0-9])(A)(?![A-Za-z0-9])(?!\s*[A-Za-z])"),
+)
+_TAIL = 200
+
+
+@frozen(kw_only=True)
+class LiveMathItem:
+    question: str
+    choices: tuple[tuple[str, str], ...] = field(converter=tuple)  # (label, text)
+    correct_label: str
+    correct_text: str = ""
+    month: str = ""
+
+
+def _last_match(patterns: tuple[re.Pattern[str], ...], text: str) -> tuple[int, str] | None:
+    best: tuple[int, str] | None = None
+    for pattern in patterns:
+        for m in pattern.finditer(text):
+            if best is None or m.end() >= best[0]:
+                best = (m.end(), m.group(1))
+    return best
+
+
+def parse_label(text: str) -> str | None:
+    """The chosen label A-E, or None when the answer names none (rules in the module doc)."""
+    found = _last_match(_PRIMARY, text)
+    if found is not None:
+        return found[1]
+    found = _last_match(_FALLBACK, text[-_TAIL:])
+    return found[1] if found is not None else None
+
+
+def user_prompt(item: LiveMathItem) -> str:
+    choices = "\n".join(f"{label}. {text}" for label, text in item.choices)
+    return f"{item.question}\n\nChoices:\n{choices}\n\nSelect the single correct choice."
+
+
+@frozen(kw_only=True)
+class LiveMathTask:
+    splits: Splits
+    initial_skill: str
+    placement: Placement = field(default=Placement.SYSTEM, converter=Placement.parse)
+    max_tokens: int = MAX_TOKENS
+
+    @property
+    def info(self) -> TaskInfo:
+        return TaskInfo(
+            name="livemath",
+            initial_skill=self.initial_skill,
+            success_threshold=1.0,
+            binary=True,
+            eps0=0.0025,
+            max_tokens=self.max_tokens,
+        )
+
+    def split(self, name: str) -> tuple[Sample, ...]:
+        return self.splits.get(name)
+
+    def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
+        item: LiveMathItem = sample.payload
+        return (
+            target_request(
+                skill=skill,
+                user_text=user_prompt(item),
+                model=model,
+                max_tokens=self.max_tokens,
+                placement=self.placement,
+            ),
+        )
+
+    def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
+        item: LiveMathItem = sample.payload
+        text = responses[0].text if responses else ""
+        label = parse_label(text)
+        output = tail(text)
+        if label is None:
+            summary = "no choice label found; end with a line 'ANSWER: <letter>'"
+            if responses and responses[0].stop_reason == "max_tokens":
+                summary = "answer cut off at the token limit before any 'ANSWER: <letter>' line"
+            return Score(value=0.0, output=output, summary=summary, aux=0.0)
+        if label == item.correct_label:
+            return Score(value=1.0, output=output, summary="", aux=1.0)
+        summary = (
+            f"chose {label}, correct is {item.correct_label} "
+            f"({head(item.correct_text or _choice_text(item, item.correct_label), 120)})"
+        )
+        return Score(value=0.0, output=output, summary=summary, aux=1.0)
+
+    def describe(self, sample: Sample) -> str:
+        item: LiveMathItem = sample.payload
+        choices = " | ".join(f"{label}. {head(text, 60)}" for label, text in item.choices)
+        return head(f"{head(item.question, 250)}\nChoices: {choices}", 600)
+
+    def expected(self, sample: Sample) -> str:
+        item: LiveMathItem = sample.payload
+        text = item.correct_text or _choice_text(item, item.correct_label)
+        return head(f"ANSWER: {item.correct_label} ({text})", 300)
+
+
+def _choice_text(item: LiveMathItem, label: str) -> str:
+    return next((text for lab, text in item.choices if lab == label), "")

@@ -1,0 +1,208 @@
+"""The `stratune` command end to end through subprocesses, on the toy world.
+
+The toy task and the scripted models come from tests/support/toy.py through the hidden test
+hook (`STRATUNE_TEST_HOOKS=1`, spec `scripted:<name>`, task `toy`); the package ships no test
+doubles. Every model call goes through the real cache in the run directory."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ("train", "--task", "toy", "--target", "scripted:toy-target",
+         "--optimizer", "scripted:toy-optimizer", "--seed", "3")
+
+
+def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "STRATUNE_TEST_HOOKS": "1", "COLUMNS": "100", **env}
+    return subprocess.run([sys.executable, "-m", "replay.cli", *args], cwd=ROOT, env=full_env,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def record_in_process(out: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The same run as `stratune train` above, without a subprocess (for fast fixtures)."""
+    from replay import runner
+    from replay.options import RunOptions
+    from replay.serde import TaskSpec
+
+    monkeypatch.setenv("STRATUNE_TEST_HOOKS", "1")
+    options = RunOptions(task=TaskSpec(spec="toy"), target="scripted:toy-target",
+                         optimizer="scripted:toy-optimizer", seed=3)
+    code = runner.train(options, out, Console(file=io.StringIO(), width=100))
+    assert code == runner.EXIT_OK
+    return out
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "run"
+    done = cli(*TRAIN, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "final skill:" in done.stdout and "rounds" in done.stdout
+    return out
+
+
+def test_train_writes_a_complete_run_directory(recorded):
+    manifest = json.loads((recorded / "manifest.json").read_text())
+    assert manifest["finished"] is True and manifest["seed"] == 3
+    assert manifest["target"] == "scripted:toy-target"
+    assert {p["name"] for p in manifest["packages"]} >= {"attrs", "cattrs", "rich"}
+    lines = (recorded / "events.jsonl").read_text().splitlines()
+    assert len(lines) == manifest["events"]
+    assert json.loads(lines[-1])["_type"] == "RunFinished"
+    assert (recorded / "final_skill.txt").read_text().strip()
+    assert any((recorded / "cache").iterdir()) and any((recorded / "blobs").iterdir())
+    usage = json.loads((recorded / "usage.json").read_text())
+    assert {r["kind"] for r in usage["rows"]} >= {"target_execution", "candidate_generation"}
+
+
+def test_view_shows_the_summary_and_details(recorded):
+    done = cli("view", str(recorded))
+    assert done.returncode == 0, done.stderr
+    for part in ("StraTune run", "rounds", "operators:", "tokens and cost by call kind"):
+        assert part in done.stdout
+    detail = cli("view", str(recorded), "--round", "2")
+    assert detail.returncode == 0 and "selection reasoning" in detail.stdout
+    bad = cli("view", str(recorded), "--round", "999")
+    assert bad.returncode == 2 and "--round 999: the run has rounds 1 to" in bad.stderr
+
+
+def test_replay_matches_and_a_modified_trace_fails(recorded, tmp_path):
+    ok = cli("replay", str(recorded))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "replay OK" in ok.stdout and "matches" in ok.stdout
+    edited = tmp_path / "edited"
+    shutil.copytree(recorded, edited)
+    lines = (edited / "events.jsonl").read_text().splitlines()
+    index = next(i for i, line in enumerate(lines) if '"_type":"BatchExecuted"' in line)
+    data = json.loads(lines[index])
+    data["solved"] += 1
+    lines[index] = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    (edited / "events.jsonl").write_text("\n".join(lines) + "\n")
+    failed = cli("replay", str(edited))
+    assert failed.returncode == 1
+    out = " ".join(failed.stdout.split())
+    assert f"replay FAILED: event {index + 1} (BatchExecuted, round" in out
+    assert "differs in solved: recorded" in out
+
+
+def test_sigkill_then_rerun_gives_identical_events_and_skill(recorded, tmp_path):
+    out = tmp_path / "killed"
+    killed = cli(*TRAIN, "--out", str(out), STRATUNE_TEST_KILL_AFTER="60")
+    assert killed.returncode == -9
+    prefix = (out / "events.jsonl").read_text()
+    full = (recorded / "events.jsonl").read_text()
+    assert prefix and full.startswith(prefix.rsplit("\n", 1)[0])  # a readable prefix
+    assert not (out / "final_skill.txt").exists()
+    resumed = cli(*TRAIN, "--out", str(out))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resumed: all" in resumed.stdout and "reproduced identically" in resumed.stdout
+    assert (out / "events.jsonl").read_text() == full
+    assert (out / "final_skill.txt").read_text() == (recorded / "final_skill.txt").read_text()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["event_digest"] == json.loads(
+        (recorded / "manifest.json").read_text())["event_digest"]
+
+
+def test_a_different_run_in_the_same_directory_is_refused(recorded, tmp_path):
+    out = tmp_path / "other"
+    shutil.copytree(recorded, out)
+    done = cli(*TRAIN[:-1], "4", "--out", str(out))
+    assert done.returncode == 2
+    assert "holds a different run: config, seed differ" in done.stderr
+
+
+def test_config_file_errors_name_file_and_field(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"budget": 120, "screen_solvd": 4}')
+    done = cli(*TRAIN, "--config", str(path), "--out", str(tmp_path / "run"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"error: {path}: unknown field(s) screen_solvd: remove or fix them @ $"
+
+
+def test_plan_warns_when_few_rounds_fit():
+    done = cli("plan", *TRAIN[1:], "--budget", "60")
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "budget │ 60 target executions" in text and "reserve │ 59 for final" in text
+    assert "warning: the budget affords about 0 round(s)" in text
+    roomy = cli("plan", *TRAIN[1:], "--budget", "2000")
+    assert "warning" not in roomy.stdout and "rounds │ about" in " ".join(roomy.stdout.split())
+
+
+def test_evaluate_scores_a_skill_through_the_cache(recorded, tmp_path):
+    args = ("evaluate", "--skill", str(recorded / "final_skill.txt"), "--task", "toy",
+            "--target", "scripted:toy-target", "--cache-dir", str(tmp_path / "cache"))
+    first = cli(*args)
+    assert first.returncode == 0, first.stderr
+    assert "toy test: score" in first.stdout and "24 calls paid" in first.stdout
+    again = cli(*args)
+    assert "0 calls paid, 24 from cache" in again.stdout
+    assert first.stdout.split("[")[0] == again.stdout.split("[")[0]
+
+
+def test_test_hooks_are_hidden_without_the_variable(tmp_path):
+    done = cli(*TRAIN, "--out", str(tmp_path / "run"), STRATUNE_TEST_HOOKS="0")
+    assert done.returncode == 2
+    assert "error:" in done.stderr and "toy" in done.stderr
+
+
+def _toy_over_http(body) -> str:
+    """The toy target behind the fake Messages API: the same function, fed from the JSON body."""
+    from llm_cache.records import Message, Request, Role
+    from tests.support.toy import toy_target
+
+    system = body.get("system") or ""
+    if isinstance(system, list):
+        system = "".join(b.get("text", "") for b in system)
+    content = body["messages"][-1]["content"]
+    if isinstance(content, list):
+        content = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+    request = Request(role=Role.TARGET, model=body["model"], system=system,
+                      messages=(Message.user(content),), max_tokens=body["max_tokens"])
+    return toy_target(request).text
+
+
+def test_train_through_the_fake_messages_api_then_replay_offline(tmp_path):
+    """The target is reached over HTTP by the real anthropic SDK; the replay needs no server."""
+    from llm_cache.fake_server import FakeAnthropicServer
+
+    out = tmp_path / "http"
+    with FakeAnthropicServer(responder=_toy_over_http) as fake:
+        target = f"anthropic:claude-haiku-4-5?base_url={fake.url}"
+        done = cli("train", "--task", "toy", "--target", target, "--optimizer",
+                   "scripted:toy-optimizer", "--seed", "3", "--out", str(out),
+                   ANTHROPIC_API_KEY="test-key")
+        seen = len(fake.requests)
+    assert done.returncode == 0, done.stdout + done.stderr
+    usage = json.loads((out / "usage.json").read_text())
+    paid = sum(r["paid_calls"] for r in usage["rows"] if r["kind"] == "target_execution")
+    assert seen == paid > 0
+    assert any(r["model"] == "claude-haiku-4-5-20251001" for r in usage["rows"])
+    replayed = cli("replay", str(out))  # the server is gone: every call must come from the cache
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "replay OK" in replayed.stdout
+
+
+def test_ctrl_c_stops_cleanly_and_the_rerun_completes(recorded, tmp_path):
+    out = tmp_path / "interrupted"
+    stopped = cli(*TRAIN, "--out", str(out), STRATUNE_TEST_INTERRUPT_AFTER="60")
+    assert stopped.returncode == 130, stopped.stdout + stopped.stderr
+    said = " ".join(stopped.stdout.split())
+    assert "stopped: " in said and "run the same command again to resume" in said
+    assert "Traceback" not in stopped.stderr
+    kept = (out / "events.jsonl").read_text()
+    assert kept and (recorded / "events.jsonl").read_text().startswith(kept)
+    assert json.loads((out / "manifest.json").read_text())["finished"] is False
+    resumed = cli(*TRAIN, "--out", str(out))
+    assert resumed.returncode == 0
+    assert (out / "events.jsonl").read_text() == (recorded / "events.jsonl").read_text()

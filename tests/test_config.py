@@ -1,0 +1,98 @@
+"""Config: paper defaults, the released profile, derived sizes and validators."""
+
+from __future__ import annotations
+
+import pytest
+
+from stratune_core.config import Config, paper, profile, released
+from stratune_core.enums import Form, Strategy
+from stratune_core.errors import ConfigError, StraTuneError
+
+
+def test_paper_defaults() -> None:
+    """Defaults are the paper's values (App. B, §4.1)."""
+    c = paper()
+    assert c == Config()
+    assert (c.eps_v, c.delta, c.z, c.lb_limit) == (0.01, 0.10, 1.2816, 0.5)
+    assert (c.screen_solved, c.screen_random) == (18, 18)
+    assert (c.validation_frac, c.n_batches, c.budget_multiplier) == (0.3, 16, 6.0)
+    assert (c.i3_k, c.i3_runner_up_slack, c.i3_submit_max) == (3, 0.02, 2)
+    assert (c.final_select_frac, c.final_gain_floor) == (0.6, 0.01)
+    assert c.validation_lb_check and c.validation_floor == 0.0
+    assert c.archive_cap is None and not c.early_stopping and c.n_candidates_i1 == 1
+
+
+def test_released_profile_values() -> None:
+    """The released profile changes exactly the documented fields."""
+    r = released()
+    assert (r.validation_min, r.validation_max) == (100, 300)
+    assert not r.validation_lb_check and r.validation_floor == 0.010
+    assert (r.archive_cap, r.final_seats, r.n_candidates_i1) == (4, 2, 2)
+    assert r.early_stopping and r.max_epochs == 4
+    same = {"eps_v", "delta", "z", "screen_solved", "screen_random", "n_batches", "i3_k"}
+    assert all(getattr(r, f) == getattr(paper(), f) for f in same)
+
+
+def test_profile_lookup() -> None:
+    """Profiles are looked up by name; an unknown name is a ConfigError naming the choices."""
+    assert profile("released") == released()
+    with pytest.raises(ConfigError, match="paper, released"):
+        profile("nope")
+
+
+@pytest.mark.parametrize(
+    ("n", "budget", "val_paper", "val_released", "reserve", "ranking"),
+    [
+        (500, 3000, 150, 150, 750, 41),
+        (100, 600, 30, 100, 150, 32),
+        (2000, 12000, 600, 300, 1200, 64),
+    ],
+)
+def test_derived_sizes(
+    n: int, budget: int, val_paper: int, val_released: int, reserve: int, ranking: int
+) -> None:
+    """B = 6n, |Q_v| = round(0.3 n) (released clamps to [100, 300]), reserve, ranking size."""
+    assert paper().budget_for(n) == budget
+    assert paper().validation_size(n) == val_paper
+    assert released().validation_size(n) == val_released
+    assert paper().reserve_for(n) == reserve
+    assert paper().ranking_size_for(n) == ranking
+
+
+def test_explicit_overrides_win() -> None:
+    """An explicit budget, reserve or ranking size replaces the derived one."""
+    c = Config(budget=77, reserve=5, ranking_size=9)
+    assert (c.budget_for(1000), c.reserve_for(1000), c.ranking_size_for(1000)) == (77, 5, 9)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"budget": 0},
+        {"delta": 0.0},
+        {"eps_v": -0.1},
+        {"n_batches": 0},
+        {"screen_solved": -1},
+        {"selector": "greedy"},
+        {"forms": "F2"},
+        {"operator": "I4+F1"},
+        {"operator": "I1"},
+    ],
+)
+def test_validators_raise_config_error(changes: dict) -> None:
+    """Out-of-range or unknown values raise a one-line ConfigError naming the field."""
+    with pytest.raises(ConfigError) as info:
+        Config(**changes)
+    field = next(iter(changes))
+    assert str(info.value).startswith(field)
+    assert "\n" not in str(info.value)
+
+
+def test_replace_and_operator() -> None:
+    """replace checks values and names; a fixed operator parses into enums."""
+    c = paper().replace(operator="I3+F2", selector="replay:runs/a")
+    assert c.fixed_operator() == (Strategy.I3, Form.F2)
+    assert paper().fixed_operator() is None
+    with pytest.raises(ConfigError):
+        paper().replace(no_such_field=1)
+    assert issubclass(ConfigError, StraTuneError)

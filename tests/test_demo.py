@@ -1,0 +1,81 @@
+"""`stratune demo` on a trace recorded in tmp_path from the toy world, with sockets blocked."""
+
+from __future__ import annotations
+
+import io
+import socket
+import time
+
+import pytest
+from rich.console import Console
+
+from replay.demo import demo, find_trace
+from stratune_core.errors import StraTuneError
+from tests.test_cli_train_view_replay import record_in_process
+
+
+class SocketUsed(AssertionError):
+    pass
+
+
+@pytest.fixture
+def no_sockets(monkeypatch):
+    """Any network use fails the test, whatever the demo itself does about it."""
+
+    def refuse(*_args, **_kwargs):
+        raise SocketUsed("the demo touched the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+
+def _console() -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, width=100), buffer
+
+
+def test_demo_replays_offline_and_shows_the_summary(tmp_path, monkeypatch, no_sockets):
+    trace = record_in_process(tmp_path / "traces" / "demo", monkeypatch)
+    cache_files = sorted(p.name for p in (trace / "cache").iterdir())
+    console, buffer = _console()
+    started = time.perf_counter()
+    code = demo(console, find_trace(tmp_path / "traces"))
+    elapsed = time.perf_counter() - started
+    text = buffer.getvalue()
+    assert code == 0, text
+    assert "replay OK" in text and "digest" in text
+    assert "StraTune run" in text and "operators:" in text and "rounds" in text
+    # the trace is left as it was: the replay works on a private copy of the cache
+    assert sorted(p.name for p in (trace / "cache").iterdir()) == cache_files
+    print(f"demo on the toy trace: {elapsed:.2f} s")
+
+
+def test_demo_blocks_the_network_itself():
+    from replay.demo import NetworkBlocked, sockets_blocked
+
+    original = socket.create_connection
+    with sockets_blocked(), pytest.raises(NetworkBlocked, match="offline"):
+        socket.create_connection(("example.com", 80))
+    assert socket.create_connection is original  # restored afterwards
+
+
+def test_demo_fails_clearly_when_the_cache_lacks_a_call(tmp_path, monkeypatch, no_sockets):
+    trace = record_in_process(tmp_path / "run", monkeypatch)
+    from llm_cache.store import CacheStore
+
+    store = CacheStore(trace / "cache")
+    victim = next(iter(store.keys()))
+    store.delete(victim)
+    store.close()
+    console, buffer = _console()
+    code = demo(console, trace)
+    text = " ".join(buffer.getvalue().split())
+    assert code == 1
+    assert "replay FAILED" in text and "not in" in text
+
+
+def test_no_trace_is_a_clear_error(tmp_path):
+    with pytest.raises(StraTuneError, match="no recorded trace; record one with"):
+        find_trace(tmp_path)

@@ -1,0 +1,119 @@
+"""Scripted strategy selectors (SPEC §7 ablations)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stratune_core.bandits import choose_bandit
+from stratune_core.config import SELECTORS
+from stratune_core.enums import Strategy, Verdict
+from stratune_core.errors import ConfigError
+from stratune_core.history import History, HistoryEntry, OperatorChoice
+from stratune_core.selectors import scripted_choice
+
+I1, I2, I3 = Strategy.I1, Strategy.I2, Strategy.I3
+
+
+def choose(selector, round_index=0, *, history=None, seed=0, once=None, replay=(), **kw):
+    return scripted_choice(
+        selector,
+        round_index=round_index,
+        history=history or History(),
+        rng=np.random.default_rng(seed),
+        once_choice=once,
+        replay_sequence=replay,
+        **kw,
+    )
+
+
+def test_every_configured_selector_is_handled():
+    for selector in SELECTORS:
+        assert choose(selector) in (I1, I2, I3)  # round 0 never needs the optimizer
+
+
+@pytest.mark.parametrize(
+    "selector", ["llm", "once", "bandit:epsilon_greedy", "bandit:ucb1", "bandit:thompson"]
+)
+def test_first_round_is_i1(selector):
+    assert choose(selector, 0, once=I3) is I1
+
+
+def test_llm_decides_after_the_first_round():
+    assert [choose("llm", r) for r in range(1, 5)] == [None] * 4
+
+
+@pytest.mark.parametrize(
+    ("selector", "strategy"), [("fixed:I1", I1), ("fixed:I2", I2), ("fixed:I3", I3)]
+)
+def test_fixed_every_round_including_the_first(selector, strategy):
+    assert {choose(selector, r) for r in range(6)} == {strategy}
+
+
+def test_fixed_with_a_bad_label():
+    with pytest.raises(ConfigError, match="fixed:I9"):
+        choose("fixed:I9")
+
+
+def test_rotation_order():
+    assert [choose("rotation", r) for r in range(7)] == [I1, I2, I3, I1, I2, I3, I1]
+
+
+def test_random_is_uniform_and_seeded():
+    picks = [choose("random", r, seed=s) for s in range(300) for r in (0, 5)]
+    counts = [picks.count(s) for s in (I1, I2, I3)]
+    assert all(150 < c < 250 for c in counts), counts
+    assert choose("random", 3, seed=42) is choose("random", 3, seed=42)
+    g = np.random.default_rng(9)
+    assert choose("random", 0, seed=9) is (I1, I2, I3)[int(g.integers(3))]
+
+
+def test_once_waits_for_the_first_free_decision_then_keeps_it():
+    assert choose("once", 1, once=None) is None
+    assert choose("once", 1, once=I2) is I2
+    assert choose("once", 9, once=I3) is I3
+
+
+def test_replay_follows_the_sequence_and_wraps():
+    seq = (I2, I3, I1, I1)
+    assert [choose("replay:run.jsonl", r, replay=seq) for r in range(6)] == [I2, I3, I1, I1, I2, I3]
+
+
+def test_replay_without_sequence_is_a_config_error():
+    with pytest.raises(ConfigError, match="replay:old.jsonl"):
+        choose("replay:old.jsonl", 0, replay=())
+
+
+def test_unknown_selector():
+    with pytest.raises(ConfigError, match="unknown value 'greedy'"):
+        choose("greedy", 1)
+
+
+def _history(*rounds):
+    h = History()
+    for r, (strategy, verdict) in enumerate(rounds):
+        h = h.add_choice(OperatorChoice(round=r, strategy=strategy, form=None))
+        h = h.add_entry(
+            HistoryEntry(
+                round=r, strategy=strategy, form=None, candidate_id=f"c{r}", verdict=verdict
+            )
+        )
+    return h
+
+
+def test_bandits_choose_untried_arms_after_round_zero():
+    h = _history((I1, Verdict.ACCEPTED))
+    for kind in ("epsilon_greedy", "ucb1", "thompson"):
+        assert choose(f"bandit:{kind}", 1, history=h) is I2
+        h2 = _history((I1, Verdict.ACCEPTED), (I2, Verdict.REJECTED_SCREENING))
+        assert choose(f"bandit:{kind}", 2, history=h2) is I3
+
+
+def test_bandit_delegates_with_the_same_rng_and_epsilon():
+    h = _history((I1, Verdict.SAVED), (I2, Verdict.REJECTED_SCREENING), (I3, Verdict.ACCEPTED))
+    for seed in range(10):
+        for kind in ("epsilon_greedy", "ucb1", "thompson"):
+            expected = choose_bandit(kind, history=h, rng=np.random.default_rng(seed), epsilon=0.7)
+            assert choose(f"bandit:{kind}", 3, history=h, seed=seed, epsilon=0.7) is expected
+    # with epsilon 0 the greedy arm is the accepted one
+    assert choose("bandit:epsilon_greedy", 3, history=h, epsilon=0.0) is I3

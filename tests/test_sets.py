@@ -1,0 +1,81 @@
+"""Unit tests of screening-set and validation-set construction (SPEC §4.4-4.5)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from stratune_core.records import Sample
+from stratune_core.sets import ranking_set, screening_set, stratified_order, validation_set
+
+
+def _samples(spec: dict[str, int]) -> list[Sample]:
+    return [Sample(id=f"{k}{i}", stratum=k) for k, n in spec.items() for i in range(n)]
+
+
+def test_stratified_order_round_robins_sorted_strata() -> None:
+    """Strata are visited in sorted key order, one id each per pass, longer strata last."""
+    order = stratified_order(np.random.default_rng(0), _samples({"b": 2, "a": 3, "c": 1}))
+    assert [s[0] for s in order] == ["a", "b", "c", "a", "b", "a"]
+    assert sorted(order) == ["a0", "a1", "a2", "b0", "b1", "c0"]
+
+
+def test_screening_quotas_and_order() -> None:
+    """Solved part first (only solved ids), then random ids not in it; quotas respected."""
+    samples = _samples({"a": 30, "b": 30})
+    solved = {s.id for s in samples[::2]}
+    q = screening_set(
+        np.random.default_rng(1), samples=samples, solved=solved, exclude=set(),
+        n_solved=18, n_random=18,
+    )
+    assert len(q) == 36 and len(set(q)) == 36
+    assert set(q[:18]) <= solved
+    # stratified: 9 of each stratum in each part
+    assert sum(x.startswith("a") for x in q[:18]) == 9
+    assert sum(x.startswith("a") for x in q[18:]) == 9
+
+
+def test_screening_excludes_and_falls_short() -> None:
+    """Excluded ids never appear; with few eligible solved ids the solved part is shorter."""
+    samples = _samples({"a": 10})
+    q = screening_set(
+        np.random.default_rng(2), samples=samples, solved={"a0", "a1", "a2"},
+        exclude={"a1", "a5"}, n_solved=18, n_random=3,
+    )
+    assert set(q[:2]) == {"a0", "a2"}
+    assert len(q) == 5
+    assert not {"a1", "a5"} & set(q)
+
+
+def test_screening_is_deterministic_given_rng_state() -> None:
+    """Same seed, same set; another seed, another random part."""
+    samples = _samples({"a": 40, "b": 40})
+    kw = dict(samples=samples, solved=set(), exclude=set(), n_solved=0, n_random=18)
+    a = screening_set(np.random.default_rng(7), **kw)
+    b = screening_set(np.random.default_rng(7), **kw)
+    c = screening_set(np.random.default_rng(8), **kw)
+    assert a == b and a != c
+
+
+def test_validation_set_size_and_exclusion() -> None:
+    """A uniform sample of the requested size from eligible ids; all of them if fewer."""
+    samples = _samples({"a": 20, "b": 5})
+    excl = {"a0", "b0"}
+    v = validation_set(np.random.default_rng(3), samples=samples, exclude=excl, size=10)
+    assert len(v) == 10 and len(set(v)) == 10 and not excl & set(v)
+    everything = validation_set(np.random.default_rng(3), samples=samples, exclude=excl, size=99)
+    assert sorted(everything) == sorted(s.id for s in samples if s.id not in excl)
+
+
+def test_duplicate_sample_ids_count_once() -> None:
+    """A sample listed twice can be drawn only once."""
+    samples = _samples({"a": 3}) * 2
+    v = validation_set(np.random.default_rng(4), samples=samples, exclude=set(), size=10)
+    assert sorted(v) == ["a0", "a1", "a2"]
+
+
+def test_ranking_set_matches_validation_set() -> None:
+    """The ranking subset is drawn like a validation set."""
+    samples = _samples({"a": 50})
+    r = ranking_set(np.random.default_rng(5), samples=samples, exclude=set(), size=32)
+    v = validation_set(np.random.default_rng(5), samples=samples, exclude=set(), size=32)
+    assert r == v

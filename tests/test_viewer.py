@@ -1,0 +1,165 @@
+"""The viewer renders every event type, at a fixed width, with nothing machine-specific.
+
+Renderables are printed into `Console(record=True, width=100, file=io.StringIO())` and compared
+as text: substrings for facts, one golden file for the full summary screen
+(regenerate with STRATUNE_UPDATE_GOLDEN=1 after a deliberate layout change)."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from replay.serde import Manifest, TaskSpec
+from replay.show import show
+from replay.viewer import build_view, candidate_detail, event_line, round_detail, summary
+from replay.viewer.charts import strip_by_round, trajectory
+from stratune_core import events as ev
+from stratune_core.config import Config
+from stratune_core.errors import StraTuneError
+from tests.test_trace import C, D, sample_events
+
+GOLDEN = Path(__file__).parent / "golden" / "viewer_summary.txt"
+
+
+def render(renderable, width: int = 100) -> str:
+    console = Console(record=True, width=width, file=io.StringIO(), color_system="truecolor")
+    console.print(renderable)
+    return console.export_text()
+
+
+EXPECTED = {
+    ev.RunStarted: "run started: task toy, 48 training samples, budget 288 (reserve 72)",
+    ev.SkillAdded: "added",
+    ev.RoundStarted: "round 1 started: epoch 1, batch 0",
+    ev.ExecutionsCharged: "new,",
+    ev.BatchExecuted: "1/3 solved, mean score 0.333",
+    ev.OperatorChosen: "operator I3+F1 by llm: failures share one marker",
+    ev.RoundSkipped: "round 2 skipped: F2 has no material this round",
+    ev.CandidateGenerated: "I3+F1 “uppercase rule”",
+    ev.CandidateInvalid: "invalid I3+F2 draft: ungrounded_example (s999 is not a sample)",
+    ev.DraftsRanked: "I3 drafts ranked vs",
+    ev.StageResult: "screening of",
+    ev.CandidateUnaffordable: "validation of",
+    ev.CandidateDecided: "decision on",
+    ev.SkillReplaced: "current skill",
+    ev.RefinementAdvanced: "refinement held",
+    ev.FinalComparison: "does not replace",
+    ev.RunFinished: "run finished (budget) after 2 rounds",
+}
+
+
+def test_every_event_type_has_a_line():
+    assert set(EXPECTED) == set(ev.EVENT_TYPES)
+    rendered: dict[type, str] = {}
+    for event in sample_events():
+        text = render(event_line(event))
+        assert text.strip() and text.strip() != type(event).__name__  # not the fallback
+        rendered[type(event)] = rendered.get(type(event), "") + text
+    for kind, text in rendered.items():
+        assert EXPECTED[kind] in text, (kind.__name__, text)
+
+
+def test_round_detail_shows_reasoning_checks_and_diffs():
+    view = build_view(sample_events())
+    text = render(round_detail(view, view.round(1)))
+    assert "failures share one marker; sample broadly" in text  # selection reasoning
+    assert "+When the word is marked [U], answer in UPPERCASE." in text  # diff vs parent
+    assert "+Always answer in UPPERCASE." in text
+    assert re.search(r"lb_d_s\s+0\.050\s+0\.500\s+pass", text)
+    assert re.search(r"lb_d_s\s+0\.300\s+0\.500\s+FAIL", text)
+    for event in view.round(1).events:  # the round's full event log
+        assert render(event_line(event)).strip().splitlines()[0][:40] in text
+
+
+def test_fallback_and_skip_appear_in_round_two():
+    view = build_view(sample_events())
+    text = render(round_detail(view, view.round(2)))
+    assert "fallback: reply was not JSON" in text
+    assert "skipped: F2 has no material this round" in text
+
+
+def test_candidate_detail_has_verdict_and_full_text():
+    view = build_view(sample_events())
+    text = render(candidate_detail(view, view.candidate(D[:6]), full_text=True))
+    assert "rej. screen" in text and "gain_below_threshold" in text
+    assert "grounded in samples: s001" in text
+    assert text.count("Always answer in UPPERCASE.") == 2  # in the diff and the full text
+
+
+def test_strip_and_trajectory_mark_the_operators():
+    view = build_view(sample_events())
+    assert render(strip_by_round(view)).strip() == "operators: I3F1✓ I2F2"
+    chart = render(trajectory(view))
+    assert "▲" in chart  # round 1 accepted a candidate
+    assert re.search(r"op\s+3", chart)
+
+
+def _manifest() -> Manifest:
+    return Manifest(task=TaskSpec(spec="toy"), target="scripted:toy-target",
+                    optimizer="scripted:toy-optimizer", seed=3, config=Config(seed=3))
+
+
+USAGE = {"rows": [
+    {"kind": "target_execution", "model": "claude-haiku-4-5-20251001", "calls": 50,
+     "paid_calls": 40, "cache_hits": 10, "usage": {"input_tokens": 40000, "output_tokens": 2000},
+     "cached_usage": {"input_tokens": 10000, "output_tokens": 500}, "cost_usd": 0.05,
+     "would_have_cost_usd": 0.0125, "priced": True},
+    {"kind": "candidate_generation", "model": "claude-sonnet-4-5-20250929", "calls": 2,
+     "paid_calls": 2, "cache_hits": 0, "usage": {"input_tokens": 8000, "output_tokens": 3000},
+     "cached_usage": {}, "cost_usd": 0.069, "would_have_cost_usd": 0.0, "priced": True},
+]}
+
+
+def test_summary_matches_the_golden_screen():
+    evaluation = {"split": "test", "scores": {C: 0.875, sample_events()[0].initial_skill_id: 0.5}}
+    text = render(summary(build_view(sample_events()), _manifest(), USAGE, evaluation))
+    for fact in ("task         toy", "seed         3 · profile paper · selector llm",
+                 "budget used  50/288 executions", "rounds       2 (1 accepted)",
+                 "test score 0.875 (initial 0.500)", "accepted", "rej. screen",
+                 "target_execution", "50,000", "0.1315"):
+        assert fact in text, fact
+    if os.environ.get("STRATUNE_UPDATE_GOLDEN") == "1":
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(text, encoding="utf-8")
+    assert text == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_an_unfinished_run_still_renders():
+    events = sample_events()[:12]
+    text = render(summary(build_view(events)))
+    assert "run not finished" in text
+    assert "no usage.json" in text
+
+
+def test_no_paths_or_times_in_a_recorded_run(tmp_path, monkeypatch):
+    from replay.show import load_run
+    from tests.test_cli_train_view_replay import record_in_process
+
+    out = record_in_process(tmp_path / "run", monkeypatch)
+    run = load_run(out)
+    text = render(summary(run.view, run.manifest, run.usage, run.evaluation))
+    assert "rounds" in text and "tokens and cost by call kind" in text
+    assert str(tmp_path) not in text and "/tmp" not in text
+    assert not re.search(r"\d\d:\d\d:\d\d|20\d\d-\d\d-\d\d", text)
+
+
+def test_exports(tmp_path):
+    picture = summary(build_view(sample_events()))
+    console = Console(file=io.StringIO(), width=100)
+    svg = show(picture, console, export="svg", output=tmp_path / "v.svg")
+    assert svg is not None and "<svg" in svg.read_text()
+    html = show(picture, console, export="html", output=tmp_path / "v.html")
+    assert html is not None and "operators:" in html.read_text()
+    try:
+        import cairosvg  # noqa: F401
+    except ImportError:
+        with pytest.raises(StraTuneError, match="--export png needs an SVG converter"):
+            show(picture, console, export="png", output=tmp_path / "v.png")
+    else:
+        png = show(picture, console, export="png", output=tmp_path / "v.png")
+        assert png is not None and png.read_bytes()[:4] == b"\x89PNG"
