@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import xxhash
 from attrs import frozen
 
-from llm_cache.records import CallKind, Message, Request, Response, Role, Usage
+from llm_cache.records import Message, Request, Response, Role, Usage
 from stratune_core.records import Sample, Score, TaskInfo
 
 INITIAL_SKILL = "Answer with the word.\nReturn the final answer inside <answer>...</answer> tags."
@@ -164,8 +164,8 @@ class ToyOptimizer:
     def __call__(self, request: Request) -> Response:
         prompt = request.messages[0].text()
         repair = len(request.messages) > 1
-        h = _h(prompt + f"|{request.draw}")
-        if request.kind is CallKind.STRATEGY_SELECTION:
+        h = _h(prompt)  # the prompt alone (I3 drafts differ by their "draft k of K" line)
+        if request.system.startswith("You are the strategy controller"):
             text = self._select(prompt, h, repair)
         else:
             text = self._generate(prompt, h, repair)
@@ -226,6 +226,34 @@ class ToyOptimizer:
         if form == "F3":
             return _candidate("F3", f"procedure ({mode})", f'<edit op="insert_after"><anchor>Answer with the word.</anchor><new>Procedure: read the marker first. {rule}</new></edit>')
         return _candidate("F1", f"rule ({mode})", f'<edit op="append">\n{rule}\n</edit>')
+
+
+def toy_responder(optimizer: ToyOptimizer | None = None):
+    """A fake-server responder: the Messages API body goes to the toy target or optimizer,
+    chosen by the model name ("toy-target" / anything else)."""
+    opt = optimizer or ToyOptimizer()
+
+    def respond(body) -> str:
+        system = body.get("system", "")
+        if isinstance(system, list):
+            system = "".join(b.get("text", "") for b in system)
+        messages = []
+        for m in body["messages"]:
+            content = m["content"]
+            text = content if isinstance(content, str) else "".join(
+                b.get("text", "") for b in content if b.get("type") == "text"
+            )
+            messages.append(Message(role=m["role"], content=text))
+        role = Role.TARGET if body["model"] == TARGET_MODEL else Role.OPTIMIZER
+        req = Request(role=role, model=body["model"], system=system, messages=tuple(messages),
+                      max_tokens=body["max_tokens"])
+        return (toy_target(req) if role is Role.TARGET else opt(req)).text
+
+    return respond
+
+
+TARGET_MODEL = "toy-target"
+OPTIMIZER_MODEL = "toy-optimizer"
 
 
 class InProcessLLM:
