@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
 from attrs import field, frozen
 
 from llm_cache.backends.base import Backend
@@ -194,7 +193,3 @@ class CountingLLM:
 
 def paid_calls(llm: Any) -> int:
     return llm.accounting().total().paid_calls
-
-
-def evolve(result: BenchResult, **changes: Any) -> BenchResult:
-    return attrs.evolve(result, **changes)

@@ -16,12 +16,10 @@ Run: .venv/bin/python -m benchmarks.live_overlap [--n-train 48] [--no-serial]
 from __future__ import annotations
 
 import argparse
-import http.server
 import math
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import anthropic  # noqa: F401  (its ~1 s import is process start-up, not part of the timed run)
@@ -37,7 +35,6 @@ from benchmarks.common import (
     toy_config,
 )
 from llm_cache.backends.anthropic_backend import AnthropicBackend
-from llm_cache import fake_server
 from llm_cache.client import CachedLLM
 from llm_cache.fake_server import FakeAnthropicServer
 from llm_cache.records import Role
@@ -50,26 +47,10 @@ DEFAULT_N_TRAIN = 48
 FAKE_KEY = "sk-ant-bench-not-a-real-key"
 
 
-@contextmanager
-def tuned_fake_server() -> Iterator[None]:
-    """Two properties of the stdlib server, not of the client under test, that the real API
-    does not have: a listen backlog of 5 (a burst of 32 new connections loses SYNs and waits out
-    the 1 s retransmit) and Nagle on its two-write responses (a 40 ms delayed-ACK stall per
-    call). Both are lifted for the duration of the benchmark and restored afterwards."""
-    server, handler = http.server.ThreadingHTTPServer, fake_server._Handler
-    saved = server.request_queue_size, handler.disable_nagle_algorithm
-    server.request_queue_size, handler.disable_nagle_algorithm = 128, True
-    try:
-        yield
-    finally:
-        server.request_queue_size, handler.disable_nagle_algorithm = saved
-
-
 def live_run(*, concurrency: int, n_train: int = DEFAULT_N_TRAIN, latency: float = LATENCY) -> dict[str, Any]:
     """One live run; returns its timings, waves and both bounds."""
     task = ToyTask(n_train=n_train)
     with (
-        tuned_fake_server(),
         FakeAnthropicServer(responder=ToyResponder(), latency=latency) as fake,
         tempfile.TemporaryDirectory(prefix="stratune-bench-") as tmp,
     ):

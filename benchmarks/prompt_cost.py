@@ -43,7 +43,6 @@ MODELS = ("claude-haiku-4-5", "claude-sonnet-4-6")
 N_TRAIN = 48
 MARGIN = 1.25  # the skill is this many times the model's minimum
 FAKE_KEY = "sk-ant-bench-not-a-real-key"
-NEVER = 10**12  # a minimum no skill reaches: the backend then sends no cache_control
 
 
 def long_skill(min_tokens: int) -> str:
@@ -74,9 +73,8 @@ def one_run(model: str, *, cached: bool) -> dict[str, Any]:
         FakeAnthropicServer(responder=ToyResponder(target_model=model)) as fake,
         tempfile.TemporaryDirectory(prefix="stratune-bench-") as tmp,
     ):
-        target = AnthropicBackend(model, api_key=FAKE_KEY, base_url=fake.url)
-        if not cached:
-            target.cache_min_tokens = NEVER
+        target = AnthropicBackend(model, api_key=FAKE_KEY, base_url=fake.url,
+                                  prompt_caching=cached)
         backends = {Role.TARGET: target,
                     Role.OPTIMIZER: AnthropicBackend(OPTIMIZER_MODEL, api_key=FAKE_KEY,
                                                      base_url=fake.url)}

@@ -28,7 +28,8 @@ def _cache_lookup() -> BenchResult | None:
     if not script.exists():
         return None
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
-    print(done.stdout.strip() or done.stderr.strip().splitlines()[-1:], flush=True)
+    lines = (done.stdout.strip() or done.stderr.strip()).splitlines()
+    print(lines[-1] if lines else "cache_lookup: no output", flush=True)
     path = RESULTS_DIR / "cache_lookup.json"
     if done.returncode != 0 or not path.exists():
         return None
@@ -76,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.append(prompt_cost.main([]))
     if not args.quick and (lookup := _cache_lookup()) is not None:
         results.append(lookup)
-    console = Console()
+    # Wide enough for the table when the output is a file or a pipe (make bench | tee).
+    console = Console(width=None if sys.stdout.isatty() else 150)
     console.print(table(results))
     console.print(f"JSON results in {RESULTS_DIR}; took {time.perf_counter() - started:.0f} s")
     return 0

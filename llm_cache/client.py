@@ -136,6 +136,11 @@ class CachedLLM:
         if loop is not None and thread is not None:
             backends = list({id(b): b for b in self._backends.values()}.values())
             asyncio.run_coroutine_threadsafe(_close_all(backends), loop).result()
+            if self.store is not None:
+                # SQLite connections are per thread: writes happened on the loop thread, and
+                # leaving its connection open leaves -wal/-shm files beside a recorded trace.
+                store = self.store
+                asyncio.run_coroutine_threadsafe(_close_store(store), loop).result()
             loop.call_soon_threadsafe(loop.stop)
             thread.join()
             loop.close()
@@ -270,6 +275,10 @@ class CachedLLM:
             ))
         self._ledger.paid(request, response, retries)
         return response
+
+
+async def _close_store(store: CacheStore) -> None:
+    store.close()
 
 
 async def _close_all(backends: Sequence[Backend]) -> None:

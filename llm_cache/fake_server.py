@@ -109,7 +109,7 @@ class FakeAnthropicServer:
 
     def start(self) -> FakeAnthropicServer:
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _Server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -199,9 +199,17 @@ class FakeAnthropicServer:
         }
 
 
+class _Server(ThreadingHTTPServer):
+    # The stdlib's backlog of 5 drops SYNs when a client opens 32 connections at once, and each
+    # drop costs a 1 s retransmit: the real API has no such limit, so neither may its stand-in.
+    request_queue_size = 128
+
+
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeAnthropicServer
     protocol_version = "HTTP/1.1"
+    # Responses go out in two writes; with Nagle on, each waits out a 40 ms delayed ACK.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         return None  # keep test output clean

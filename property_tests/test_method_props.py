@@ -50,3 +50,18 @@ def test_runs_end_within_budget_and_change_skill_only_by_acceptance(
             currents.add(current)
     assert result.state.current_id == current
     assert result.final_id in {current, *result.state.saved}
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), style=st.sampled_from(["good", "mixed", "trade"]),
+       plan=plans, n_train=st.integers(20, 48))
+def test_every_event_of_a_run_round_trips_through_its_trace_line(seed, style, plan, n_train):
+    """What a trace stores is enough to rebuild each event exactly, whatever the run did."""
+    from replay.serde import event_from_line, event_to_line
+
+    optimizer = ToyOptimizer(style=style, strategy_plan=tuple(plan))
+    result = run(Config(seed=seed), ToyTask(n_train=n_train), InProcessLLM(optimizer=optimizer))
+    texts = {e.skill_id: e.text for e in result.events if isinstance(e, ev.SkillAdded)}
+    for event in result.events:
+        line = event_to_line(event)
+        assert event_from_line(line, texts.__getitem__) == event

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from rich.console import Console
 from llm_cache import cli as cache_cli
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
+from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
 
@@ -21,12 +24,14 @@ def _task_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True,
                    help="demo | livemath | docvqa | mind2web | spreadsheetbench | "
                         "reasoning-gym:<name> | PATH to a custom JSONL task")
-    p.add_argument("--scorer", help="custom tasks: exact | regex | multiple-choice | anls | "
+    p.add_argument("--scorer", help="custom tasks: exact | regex | choice | anls | "
                                     "numeric | module:function")
-    p.add_argument("--placement", default="system", choices=("system", "user"),
-                   help="where the skill goes in the target's prompt (default: system)")
+    p.add_argument("--placement", default="system", choices=[p.value for p in Placement],
+                   help="where the skill goes in the target's prompt: the system prompt, or "
+                        "before / after the sample in the user turn (default: system)")
     p.add_argument("--limit", type=int, help="keep the first N samples of each split")
-    p.add_argument("--data-dir", help="benchmark data directory (default: $STRATUNE_DATA)")
+    p.add_argument("--data", "--data-dir", dest="data_dir", metavar="DIR",
+                   help="benchmark data directory (default: $STRATUNE_DATA)")
 
 
 def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
@@ -188,11 +193,23 @@ def cmd_demo(args: argparse.Namespace, console: Console) -> int:
     return demo(console, args.trace)
 
 
+def _terminate(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> None:
+    """`kill`, a job scheduler's time limit or `docker stop` end a run as Ctrl-C does: events
+    flushed, cache closed, resumable with the same command."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "cache":
         return int(args.func(args))
     console = Console()
+    _stop_on_sigterm()
     try:
         return int(args.func(args, console))
     except StraTuneError as exc:

@@ -28,6 +28,7 @@ HOOKS_MODULE = "tests.support.toy"
 SCRIPTED = "scripted:"
 KILL_ENV = "STRATUNE_TEST_KILL_AFTER"  # hooks only: SIGKILL on this paid target call
 INTERRUPT_ENV = "STRATUNE_TEST_INTERRUPT_AFTER"  # hooks only: SIGINT (Ctrl-C) on this call
+TERMINATE_ENV = "STRATUNE_TEST_TERMINATE_AFTER"  # hooks only: SIGTERM on this call
 
 
 def hooks_enabled() -> bool:
@@ -68,7 +69,8 @@ def build_backend(spec: str) -> Backend:
             raise ConfigError(f"scripted model {name!r}: use one of {', '.join(makers)}")
         fn = makers[name]()
         if name == "toy-target":
-            for env, sig in ((KILL_ENV, signal.SIGKILL), (INTERRUPT_ENV, signal.SIGINT)):
+            for env, sig in ((KILL_ENV, signal.SIGKILL), (INTERRUPT_ENV, signal.SIGINT),
+                             (TERMINATE_ENV, signal.SIGTERM)):
                 if after := int(os.environ.get(env, "0") or 0):
                     fn = _signal_after(fn, after, sig)
         return FunctionBackend(fn, name=name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,7 @@ from llm_cache.errors import CacheMiss, LLMError
 from replay import models
 from replay.evaluate import score_with_bar
 from replay.options import RunOptions, build_config, new_manifest, replay_sequence
+from replay.plan import make_plan
 from replay.progress import TrainProgress
 from replay.serde import Manifest, TraceError, digest_of, event_to_line
 from replay.trace import RunDir, TraceWriter
@@ -43,6 +45,9 @@ def train(options: RunOptions, out: str | Path, console: Console, *, concurrency
     if run_dir.exists():
         _check_same_run(run_dir, manifest)
     task = models.load_task(options.task, data_dir=options.data_dir)
+    warning = make_plan(config, task).warning
+    if warning is not None:
+        console.print(f"[bold yellow]warning[/]: {warning}")
     run_dir.path.mkdir(parents=True, exist_ok=True)
     run_dir.write_manifest(manifest)
     llm = CachedLLM.open(run_dir.cache, backends=models.backends(options.target, options.optimizer),
@@ -71,19 +76,37 @@ def train(options: RunOptions, out: str | Path, console: Console, *, concurrency
         console.print(f"[red]model call failed[/]: {exc}")
         console.print("events and paid calls so far are kept; run the same command to resume")
         return EXIT_FAILED
+    except BaseException:
+        writer.close()
+        llm.close()
+        raise
     writer.finish()
-    accounting = llm.accounting()
-    run_dir.write_json(run_dir.usage, accounting.to_dict())
+    run_dir.write_json(run_dir.usage, llm.accounting().to_dict())
+    done = attrs.evolve(manifest, events=len(writer.lines), event_digest=writer.digest.hexdigest(),
+                        finished=True, final_id=final_id)
+    run_dir.write_manifest(done)
+    console.print(writer.report.describe())
     try:
         if test_split is not None and final_id is not None:
             _evaluate_into(run_dir, task, llm, config, test_split, writer, final_id, console)
     finally:
         llm.close()
-    done = attrs.evolve(manifest, events=len(writer.lines), event_digest=writer.digest.hexdigest(),
-                        finished=True, final_id=final_id)
-    run_dir.write_manifest(done)
-    console.print(writer.report.describe())
+        _checkpoint(run_dir.cache)
     return EXIT_OK
+
+
+def _checkpoint(cache: Path) -> None:
+    """Fold SQLite's write-ahead log into cache.db, so the file alone holds every call (a trace
+    committed without its -wal file must still replay). Connections the cache opened in its
+    worker thread may outlive `close()`; an idle connection does not block the checkpoint."""
+    db = cache / "cache.db"
+    if not db.is_file():
+        return
+    connection = sqlite3.connect(db)
+    try:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()
 
 
 def _evaluate_into(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config, split: str,

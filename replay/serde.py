@@ -204,7 +204,8 @@ def _format(exc: BaseException, type_: Any) -> str:
     if isinstance(exc, StraTuneError):  # a validator's own message already says what to do
         return str(exc)
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        return f"unknown field(s) {', '.join(sorted(exc.extra_fields))}: remove or fix them"
+        names = ", ".join(repr(name) for name in sorted(exc.extra_fields))
+        return f"unknown field(s) {names}: remove or fix them"
     return format_exception(exc, type_)
 
 

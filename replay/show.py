@@ -60,11 +60,13 @@ def renderable(run: LoadedRun, *, round_number: int | None = None,
 def show(picture: RenderableType, console: Console, *, export: str | None = None,
          output: str | Path | None = None, width: int = 120) -> Path | None:
     """Print to `console`; with `export`, also write the same picture to a file."""
+    if export is not None and export not in EXPORTS:
+        raise StraTuneError(f"--export {export}: use one of {', '.join(EXPORTS)}")
+    if export == "png":
+        _png_converter()  # fail before printing anything
     console.print(picture)
     if export is None:
         return None
-    if export not in EXPORTS:
-        raise StraTuneError(f"--export {export}: use one of {', '.join(EXPORTS)}")
     path = Path(output) if output is not None else Path(f"stratune-view.{export}")
     recorder = Console(record=True, width=width, file=io.StringIO(), color_system="truecolor")
     recorder.print(picture)
@@ -79,12 +81,16 @@ def show(picture: RenderableType, console: Console, *, export: str | None = None
     return path
 
 
-def _svg_to_png(svg: str) -> bytes:
+def _png_converter() -> Any:
     try:
         import cairosvg  # type: ignore[import-not-found]
-    except ImportError:
+    except (ImportError, OSError):  # OSError: the package is there but libcairo is not
         raise StraTuneError(
             "--export png needs an SVG converter (pip install cairosvg) and none is installed; "
             "use --export svg and convert it with a browser or inkscape"
         ) from None
-    return cairosvg.svg2png(bytestring=svg.encode("utf-8"))
+    return cairosvg
+
+
+def _svg_to_png(svg: str) -> bytes:
+    return _png_converter().svg2png(bytestring=svg.encode("utf-8"))

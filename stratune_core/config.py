@@ -67,7 +67,7 @@ def _non_negative(_inst: object, attr: attrs.Attribute, value: float) -> None:
 @frozen(kw_only=True)
 class Config:
     # --- run ------------------------------------------------------------------------------
-    seed: int = 0
+    seed: int = field(default=0, validator=_non_negative)  # numpy SeedSequence needs >= 0
     target_model: str = "target"
     optimizer_model: str = "optimizer"
     budget: int | None = field(default=None, validator=_positive)  # None: multiplier * |train|
@@ -111,6 +111,9 @@ class Config:
     optimizer_max_tokens: int = field(default=16384, validator=_positive)
 
     # --- released-code mechanisms ------------------------------------------------------------
+    strategy_floors: bool = False  # force an untried I2 at 35% of the budget, I3 at 50%
+    floor_i2_frac: float = field(default=0.35, validator=_non_negative)
+    floor_i3_frac: float = field(default=0.50, validator=_non_negative)
     early_stopping: bool = False  # stop at epoch e >= 2 when epoch e-1 accepted nothing
     max_epochs: int | None = None  # released: 4
 
@@ -176,6 +179,7 @@ def released() -> Config:
         n_candidates_i1=2,
         early_stopping=True,
         max_epochs=4,
+        strategy_floors=True,
     )
 
 

@@ -81,7 +81,8 @@ def build_feedback(
     ]
     solved_batch = [e.sample_id for e in execs if e is not None and e.solved]
     solved_all = ledger.solved_ids(skill_id)
-    others = [sid for sid in train_order if sid in solved_all and sid not in set(batch_ids)]
+    in_batch = set(batch_ids)
+    others = [sid for sid in train_order if sid in solved_all and sid not in in_batch]
     offered = (solved_batch + others)[:max_examples]
     examples = tuple(
         OfferedExample(sample_id=sid, line=example_line(task, samples[sid])) for sid in offered

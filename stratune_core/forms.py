@@ -16,9 +16,9 @@ from stratune_core.enums import Form, Strategy
 FORM_DESCRIPTIONS: Mapping[Form, str] = MappingProxyType(
     {
         Form.F1: (
-            "conditional rules: instructions that apply in a particular situation, written as "
-            "'when <observable condition>, do <action>', such as converting quantities to one unit "
-            "before comparing them; best for a recurring mistake with a recognisable trigger."
+            "conditional rules: short instructions that apply in a particular situation, each "
+            "written as 'when <observable condition>, do <action>'; best for a recurring mistake "
+            "with a recognisable trigger."
         ),
         Form.F2: (
             "worked examples: solved samples, each an input paired with its correct answer, copied "

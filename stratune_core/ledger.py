@@ -90,6 +90,8 @@ class Ledger:
     def add(self, executions: Iterable[Execution]) -> Ledger:
         """A new ledger with `executions` added; a pair already present is a broken invariant."""
         entries = dict(self.entries)
+        index = dict(self._by_skill)
+        copied: set[str] = set()
         for e in executions:
             key = (e.skill_id, e.sample_id)
             if key in entries:
@@ -98,4 +100,13 @@ class Ledger:
                     "a pair is executed at most once per run"
                 )
             entries[key] = e
-        return Ledger(entries=entries)
+            if e.skill_id not in copied:  # copy-on-write: older ledgers keep their index
+                index[e.skill_id] = dict(index.get(e.skill_id, {}))
+                copied.add(e.skill_id)
+            index[e.skill_id][e.sample_id] = e  # type: ignore[index]
+        # Entries already in self were validated when they entered; rebuilding the index and
+        # re-checking every key on each add made a long run quadratic.
+        grown = object.__new__(Ledger)
+        object.__setattr__(grown, "entries", MappingProxyType(entries))
+        object.__setattr__(grown, "_by_skill", index)
+        return grown

@@ -21,6 +21,7 @@ from stratune_core.parsing import SelectionReply, parse_selection
 from stratune_core.prompts import SELECTION_SYSTEM, repair_prompt, selection_prompt
 from stratune_core.selectors import scripted_choice
 from stratune_core.state import State
+from stratune_core.strategy_floors import floor_strategy
 
 JSON_SHAPE = 'the JSON object {"strategy": ..., "form": ..., "why": ...}'
 
@@ -91,6 +92,8 @@ def choose_operator(
         epsilon=cfg.bandit_epsilon,
     )
     source = "first-round" if state.round == 0 and cfg.selector in ("llm", "once") else cfg.selector
+    if scripted is None and cfg.selector == "llm" and (floor := floor_strategy(state, cfg)):
+        scripted, source = floor, "strategy-floor"
     if scripted is not None:
         if scripted is Strategy.I1 or len(forms) == 1:
             form = forms[0] if len(forms) == 1 else None

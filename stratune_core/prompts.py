@@ -127,8 +127,9 @@ def selection_prompt(
         strategy_block, form_block = render_history(history)
     strategy_menu = "\n".join(f"- {s.value}: {STRATEGY_DESCRIPTIONS[s]}" for s in strategies)
     form_menu = "\n".join(f"- {f.value}: {FORM_DESCRIPTIONS[f]}" for f in forms)
-    labels = "|".join(s.value for s in strategies)
-    form_labels = "|".join(f.value for f in forms)
+    # Named as a list, not as a template: a weak optimizer copies "I1|I2|I3" back verbatim.
+    labels = ", ".join(f'"{s.value}"' for s in strategies)
+    form_labels = ", ".join(f'"{f.value}"' for f in forms)
     return f"""You are optimizing a reusable skill for a target model. Choose a search strategy and, where applicable, a revision form for the next iteration using the execution feedback and history below.
 
 ## Execution feedback
@@ -152,8 +153,7 @@ Solved samples available as worked examples: {len(feedback.examples)}.
 
 ## Your task
 Choose a search strategy that addresses the current failures, and the revision form where the strategy takes one (I1 chooses its forms while writing candidates: use null), taking previous evaluation results into account. Briefly explain how the feedback and history support your choice.
-Reply with only this JSON object:
-{{"strategy": "{labels}", "form": "{form_labels}" or null, "why": "one sentence"}}"""
+Reply with only a JSON object with three keys: "strategy" (exactly one of {labels}), "form" (exactly one of {form_labels}, or null) and "why" (one sentence)."""
 
 
 def repair_prompt(previous_reply: str, expected: str) -> str:
@@ -195,7 +195,8 @@ def generation_prompt(
         )
     rules = [
         "Keep the skill's output-format instructions exactly as they are.",
-        "Fix the cause shared by the failures; do not write answers to specific samples.",
+        "Compare each target output with its expected answer (the 'problem' lines say what went "
+        "wrong) and fix the cause the failures share; do not write answers to specific samples.",
         "Old and anchor texts must be copied exactly from the skill.",
     ]
     if with_examples:

@@ -44,6 +44,19 @@ def _structure_ledger(data: Any, _cls: type) -> Ledger:
     return Ledger.of(converter.structure(e, Execution) for e in data)
 
 
+def _strict(kind: type, accepts: tuple[type, ...], name: str) -> Any:
+    """JSON types are checked, not coerced: cattrs would turn "no" into True and 1.5 into 1."""
+
+    def hook(value: Any, _cls: type) -> Any:
+        if isinstance(value, bool) and kind is not bool:
+            raise TypeError(f"expected {name}, got a boolean")
+        if not isinstance(value, accepts):
+            raise TypeError(f"expected {name}, got {type(value).__name__} {value!r:.40}")
+        return kind(value)
+
+    return hook
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(
         forbid_extra_keys=True,
@@ -52,6 +65,10 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook_func(_is_frozenset, _unstructure_frozenset)
     conv.register_unstructure_hook(Ledger, _unstructure_ledger)
     conv.register_structure_hook(Ledger, _structure_ledger)
+    conv.register_structure_hook(bool, _strict(bool, (bool,), "true or false"))
+    conv.register_structure_hook(int, _strict(int, (int,), "an integer"))
+    conv.register_structure_hook(float, _strict(float, (int, float), "a number"))
+    conv.register_structure_hook(str, _strict(str, (str,), "a string"))
     configure_tagged_union(Block, conv, tag_name=TAG)
     return conv
 

@@ -6,6 +6,7 @@ doubles. Every model call goes through the real cache in the run directory."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import os
@@ -28,7 +29,8 @@ def cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300, check=False)
 
 
-def record_in_process(out: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def record_in_process(out: Path, monkeypatch: pytest.MonkeyPatch,
+                      test_split: str | None = None) -> Path:
     """The same run as `stratune train` above, without a subprocess (for fast fixtures)."""
     from replay import runner
     from replay.options import RunOptions
@@ -37,8 +39,10 @@ def record_in_process(out: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("STRATUNE_TEST_HOOKS", "1")
     options = RunOptions(task=TaskSpec(spec="toy"), target="scripted:toy-target",
                          optimizer="scripted:toy-optimizer", seed=3)
-    code = runner.train(options, out, Console(file=io.StringIO(), width=100))
+    code = runner.train(options, out, Console(file=io.StringIO(), width=100),
+                        test_split=test_split)
     assert code == runner.EXIT_OK
+    gc.collect()  # the cache's worker-thread SQLite connection closes when collected
     return out
 
 
@@ -126,7 +130,7 @@ def test_config_file_errors_name_file_and_field(tmp_path):
     path.write_text('{"budget": 120, "screen_solvd": 4}')
     done = cli(*TRAIN, "--config", str(path), "--out", str(tmp_path / "run"))
     assert done.returncode == 2
-    assert done.stderr.strip() == f"error: {path}: unknown field(s) screen_solvd: remove or fix them @ $"
+    assert done.stderr.strip() == f"error: {path}: unknown field(s) 'screen_solvd': remove or fix them @ $"
 
 
 def test_plan_warns_when_few_rounds_fit():
@@ -156,46 +160,33 @@ def test_test_hooks_are_hidden_without_the_variable(tmp_path):
     assert "error:" in done.stderr and "toy" in done.stderr
 
 
-def _toy_over_http(body) -> str:
-    """The toy target behind the fake Messages API: the same function, fed from the JSON body."""
-    from llm_cache.records import Message, Request, Role
-    from tests.support.toy import toy_target
-
-    system = body.get("system") or ""
-    if isinstance(system, list):
-        system = "".join(b.get("text", "") for b in system)
-    content = body["messages"][-1]["content"]
-    if isinstance(content, list):
-        content = "".join(b.get("text", "") for b in content if b.get("type") == "text")
-    request = Request(role=Role.TARGET, model=body["model"], system=system,
-                      messages=(Message.user(content),), max_tokens=body["max_tokens"])
-    return toy_target(request).text
-
-
 def test_train_through_the_fake_messages_api_then_replay_offline(tmp_path):
-    """The target is reached over HTTP by the real anthropic SDK; the replay needs no server."""
+    """Both models are reached over HTTP by the real anthropic SDK; the replay needs no server."""
     from llm_cache.fake_server import FakeAnthropicServer
+    from tests.support.toy import toy_responder
 
     out = tmp_path / "http"
-    with FakeAnthropicServer(responder=_toy_over_http) as fake:
-        target = f"anthropic:claude-haiku-4-5?base_url={fake.url}"
-        done = cli("train", "--task", "toy", "--target", target, "--optimizer",
-                   "scripted:toy-optimizer", "--seed", "3", "--out", str(out),
+    with FakeAnthropicServer(responder=toy_responder()) as fake:
+        done = cli("train", "--task", "toy", "--seed", "3", "--out", str(out),
+                   "--target", f"anthropic:toy-target?base_url={fake.url}",
+                   "--optimizer", f"anthropic:toy-optimizer?base_url={fake.url}",
                    ANTHROPIC_API_KEY="test-key")
         seen = len(fake.requests)
     assert done.returncode == 0, done.stdout + done.stderr
     usage = json.loads((out / "usage.json").read_text())
-    paid = sum(r["paid_calls"] for r in usage["rows"] if r["kind"] == "target_execution")
-    assert seen == paid > 0
-    assert any(r["model"] == "claude-haiku-4-5-20251001" for r in usage["rows"])
+    assert seen == sum(r["paid_calls"] for r in usage["rows"]) > 0
+    assert {r["model"] for r in usage["rows"]} == {"toy-target", "toy-optimizer"}
+    assert {r["kind"] for r in usage["rows"]} >= {"target_execution", "candidate_generation"}
     replayed = cli("replay", str(out))  # the server is gone: every call must come from the cache
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "replay OK" in replayed.stdout
 
 
-def test_ctrl_c_stops_cleanly_and_the_rerun_completes(recorded, tmp_path):
+@pytest.mark.parametrize("hook", ["STRATUNE_TEST_INTERRUPT_AFTER", "STRATUNE_TEST_TERMINATE_AFTER"],
+                         ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_stops_cleanly_and_the_rerun_completes(recorded, tmp_path, hook):
     out = tmp_path / "interrupted"
-    stopped = cli(*TRAIN, "--out", str(out), STRATUNE_TEST_INTERRUPT_AFTER="60")
+    stopped = cli(*TRAIN, "--out", str(out), **{hook: "60"})
     assert stopped.returncode == 130, stopped.stdout + stopped.stderr
     said = " ".join(stopped.stdout.split())
     assert "stopped: " in said and "run the same command again to resume" in said

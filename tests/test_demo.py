@@ -79,3 +79,19 @@ def test_demo_fails_clearly_when_the_cache_lacks_a_call(tmp_path, monkeypatch, n
 def test_no_trace_is_a_clear_error(tmp_path):
     with pytest.raises(StraTuneError, match="no recorded trace; record one with"):
         find_trace(tmp_path)
+
+
+def test_the_bundled_trace_replays_offline_without_local_models(no_sockets, monkeypatch):
+    """The trace `make demo` uses, as committed: every call is in its cache, the recomputed
+    events match the recorded digest, and nothing in the trace directory changes."""
+    import replay.demo as demo_module
+
+    trace = find_trace(demo_module.TRACES)
+    assert trace.name == "demo"
+    # Replay must never need the backend that recorded the run.
+    monkeypatch.setitem(__import__("sys").modules, "llama_cpp", None)
+    files = sorted((p.relative_to(trace), p.stat().st_size) for p in trace.rglob("*"))
+    console, buffer = _console()
+    assert demo(console) == 0, buffer.getvalue()
+    assert "replay OK" in buffer.getvalue()
+    assert sorted((p.relative_to(trace), p.stat().st_size) for p in trace.rglob("*")) == files

@@ -228,3 +228,15 @@ def test_model_level_refusals_and_truncations_are_normal_cached_responses(tmp_pa
         assert len(fake.requests) == 2
     assert [r.stop_reason for r in first] == ["refusal", "max_tokens"]
     assert again == first and all(r.from_cache for r in again)
+
+
+def test_prompt_caching_can_be_switched_off_from_the_spec():
+    from llm_cache.spec import parse_spec
+
+    spec = parse_spec("anthropic:claude-haiku-4-5?prompt_caching=off")
+    backend = AnthropicBackend.from_spec(spec, **dict(spec.options))
+    params = build_params(ask("q", system="x" * 40_000), send_model="m",
+                          cache_min_tokens=backend.cache_min_tokens)
+    assert "cache_control" not in params["system"][0]
+    with pytest.raises(ValueError, match="prompt_caching='maybe'"):
+        AnthropicBackend.from_spec(spec, prompt_caching="maybe")

@@ -88,13 +88,13 @@ def test_module_function_scorer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         "length.threshold = 0.5\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "my_scorer", raising=False)
     path = tmp_path / "t.jsonl"
     path.write_text(_lines([{"id": 1, "input": "i", "expected": 10, "split": "train"},
                             {"id": 2, "input": "i", "expected": 4, "split": "test"}]))
     task = custom.load(path, scorer="my_scorer:length")
     assert task.info.success_threshold == 0.5
     assert task.score(task.split("train")[0], (Response(text="abcde"),)).value == 0.5
-    sys.modules.pop("my_scorer", None)
 
 
 def test_scorer_out_of_range_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,3 +113,17 @@ def test_scorer_out_of_range_is_an_error(tmp_path: Path, monkeypatch: pytest.Mon
 def test_missing_module_scorer() -> None:
     with pytest.raises(ConfigError, match="cannot load 'no_such_mod_xyz:f'"):
         custom.resolve_scorer("no_such_mod_xyz:f")
+
+
+def test_failure_summary_names_a_right_value_wrapped_in_words(tmp_path: Path) -> None:
+    path = tmp_path / "qa.jsonl"
+    path.write_text(_lines([
+        {"id": 1, "input": "Total?", "expected": "65.31", "split": "train"},
+        {"id": 2, "input": "Total?", "expected": "65.31", "split": "test"},
+    ]))
+    task = custom.load(path, scorer="anls")
+    sample = task.split("test")[0]
+    wrapped = task.score(sample, (Response(text="The total amount paid is 65.31."),))
+    assert wrapped.value == 0.0 and "contains the expected answer" in wrapped.summary
+    other = task.score(sample, (Response(text="The total is 70.00."),))
+    assert other.value == 0.0 and "contains the expected answer" not in other.summary

@@ -225,13 +225,13 @@ def test_manifest_errors_are_one_line_and_name_the_field():
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith("run/manifest.json: ")
-    assert "expected int @ $.seed" in message and "unknown field(s) sed" in message
+    assert "expected int @ $.seed" in message and "unknown field(s) 'sed'" in message
 
 
 def test_config_file_values_are_checked():
     with pytest.raises(TraceError, match=r"c.json: budget: must be > 0, got -1"):
         config_from_data({"budget": -1}, Config(), where="c.json")
-    with pytest.raises(TraceError, match=r"c.json: unknown field\(s\) budgt"):
+    with pytest.raises(TraceError, match=r"c.json: unknown field\(s\) 'budgt'"):
         config_from_data({"budgt": 5}, Config(), where="c.json")
     assert config_from_data({"budget": 90}, Config(seed=2), where="c.json") == Config(
         seed=2, budget=90)

@@ -140,10 +140,14 @@ def test_no_paths_or_times_in_a_recorded_run(tmp_path, monkeypatch):
     from replay.show import load_run
     from tests.test_cli_train_view_replay import record_in_process
 
-    out = record_in_process(tmp_path / "run", monkeypatch)
+    out = record_in_process(tmp_path / "run", monkeypatch, test_split="test")
     run = load_run(out)
     text = render(summary(run.view, run.manifest, run.usage, run.evaluation))
     assert "rounds" in text and "tokens and cost by call kind" in text
+    scores = run.evaluation["scores"]
+    final_id = run.view.finished.final_id
+    assert run.evaluation["split"] == "test" and run.evaluation["n"] == 24
+    assert f"test score {scores[final_id]:.3f}" in text
     assert str(tmp_path) not in text and "/tmp" not in text
     assert not re.search(r"\d\d:\d\d:\d\d|20\d\d-\d\d-\d\d", text)
 
@@ -157,7 +161,7 @@ def test_exports(tmp_path):
     assert html is not None and "operators:" in html.read_text()
     try:
         import cairosvg  # noqa: F401
-    except ImportError:
+    except (ImportError, OSError):
         with pytest.raises(StraTuneError, match="--export png needs an SVG converter"):
             show(picture, console, export="png", output=tmp_path / "v.png")
     else:

@@ -56,6 +56,20 @@ def build_params(
     return params
 
 
+NO_CACHING = 1 << 62  # a minimum no skill reaches
+
+
+def _flag(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "on", "yes"):
+        return True
+    if text in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(f"{name}={value!r}: use on or off")
+
+
 def _block_param(block: TextBlock | ImageBlock) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
@@ -138,6 +152,7 @@ class AnthropicBackend:
         canonical: str | None = None,
         bedrock_anthropic_version: str | None = None,
         prices: PriceTable | None = None,
+        prompt_caching: bool = True,
     ) -> None:
         if provider not in ("anthropic", "bedrock"):
             raise ValueError(f"provider must be 'anthropic' or 'bedrock', got {provider!r}")
@@ -150,7 +165,9 @@ class AnthropicBackend:
         self._aws_region = aws_region
         self._timeout = timeout
         prices = prices or default_prices()
-        self.cache_min_tokens = prices.cache_min_tokens(canonical or model)
+        # prompt_caching=False never marks the skill: for endpoints that reject cache_control.
+        self.cache_min_tokens = (prices.cache_min_tokens(canonical or model) if prompt_caching
+                                 else NO_CACHING)
         # SDK 2.x sends anthropic_version 2026-10-21 in Bedrock bodies, which pre-4.7 Bedrock
         # models reject; the body override is the documented escape hatch.
         self._extra_body = (
@@ -166,6 +183,8 @@ class AnthropicBackend:
                 options[name] = float(options[name])
         if "concurrency" in options:
             options["concurrency"] = int(options["concurrency"])
+        if "prompt_caching" in options:
+            options["prompt_caching"] = _flag("prompt_caching", options["prompt_caching"])
         return cls(spec.model, provider=spec.provider, aws_region=region,
                    canonical=spec.canonical, **options)
 

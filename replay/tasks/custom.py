@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import base64
 import importlib
+import os
 import re
+import sys
 from pathlib import Path
 
 from replay.tasks import files
@@ -33,11 +35,24 @@ DEFAULT_SKILL = "Complete the task. Put the final answer inside <answer>...</ans
 SPLITS = ("train", "test")
 
 
+def _import(module_name: str) -> object:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        cwd = os.getcwd()
+        if exc.name != module_name.split(".")[0] or cwd in sys.path:
+            raise
+        # A console script has its own folder, not the user's, on sys.path: look where
+        # `--scorer mymodule:fn` was typed, as `python -m` would.
+        sys.path.insert(0, cwd)
+        return importlib.import_module(module_name)
+
+
 def resolve_scorer(spec: str) -> Scorer:
     if ":" in spec and not spec.startswith("numeric"):
         module_name, _, attr = spec.partition(":")
         try:
-            fn = getattr(importlib.import_module(module_name), attr)
+            fn = getattr(_import(module_name), attr)
         except (ImportError, AttributeError) as exc:
             raise ConfigError(f"scorer: cannot load {spec!r} ({exc})") from None
         if not callable(fn):

@@ -85,7 +85,8 @@ class CustomTask:
         said = head(anls.extract_answer(text), 80)
         want = " | ".join(head(g, 60) for g in golds(item.expected)[:3])
         summary = f'answered "{said}", expected "{want}" ({self.scorer.name} {value:.2f})'
-        return Score(value=value, output=tail(text), summary=summary)
+        return Score(value=value, output=tail(text),
+                     summary=summary + _wrapped_hint(said, golds(item.expected)))
 
     def describe(self, sample: Sample) -> str:
         item: CustomItem = sample.payload
@@ -94,3 +95,14 @@ class CustomTask:
     def expected(self, sample: Sample) -> str:
         item: CustomItem = sample.payload
         return head(" | ".join(golds(item.expected)), 300)
+
+
+def _wrapped_hint(said: str, expected: tuple[str, ...]) -> str:
+    """Name the commonest near miss: the right value inside a longer reply. The score alone
+    cannot tell the optimizer that the content was right and only the form was wrong."""
+    reply = anls.normalize(said)
+    for gold in expected:
+        want = anls.normalize(gold)
+        if want and want in reply and len(reply) > len(want):
+            return "; the reply contains the expected answer but adds other words around it"
+    return ""

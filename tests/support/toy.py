@@ -172,8 +172,8 @@ class ToyOptimizer:
         return Response(text=text, usage=Usage(input_tokens=len(prompt) // 4, output_tokens=len(text) // 4))
 
     def _select(self, prompt: str, h: int, repair: bool) -> str:
-        allowed = re.search(r'"strategy": "([I0-9|]+)"', prompt).group(1).split("|")
-        forms = re.search(r'"form": "([F0-9|]+)"', prompt).group(1).split("|")
+        allowed = re.findall(r'"(I\d)"', re.search(r'"strategy" \(exactly one of ([^)]*)\)', prompt).group(1))
+        forms = re.findall(r'"(F\d)"', re.search(r'"form" \(exactly one of ([^)]*)\)', prompt).group(1))
         if self.style == "mixed" and h % 7 == 0 and (not repair or h % 21 == 0):
             # not JSON: exercises the repair call, and (1 time in 3) the fallback to I1
             return "I would go with iterative refinement here."
