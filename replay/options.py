@@ -10,6 +10,7 @@ from typing import Any
 
 from attrs import field, frozen
 
+from llm_cache.backends.bedrock import resolve_spec
 from replay.models import canonical_model
 from replay.serde import Manifest, Package, TaskSpec, TraceError, config_from_data
 from stratune_core.config import Config, profile
@@ -113,8 +114,8 @@ def git_revision() -> str | None:
 def new_manifest(options: RunOptions, config: Config, sequence: tuple[Strategy, ...]) -> Manifest:
     return Manifest(
         task=options.task,
-        target=options.target,
-        optimizer=options.optimizer,
+        target=resolve_spec(options.target),  # Bedrock's anthropic_version choice, written out
+        optimizer=resolve_spec(options.optimizer),
         seed=config.seed,
         profile=options.profile,
         config=config,
