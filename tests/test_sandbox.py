@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from replay.tasks import spreadsheet
-from replay.tasks.sandbox import Limits, SandboxUnavailable, TierName, detect, run_python, tiers
+from replay.tasks.sandbox import (
+    Limits,
+    SandboxUnavailable,
+    TierName,
+    detect,
+    layout,
+    run_python,
+    tiers,
+)
 from replay.tasks.sandbox.landlock_tier import MIN_ABI, abi_version
 from stratune_core.errors import TaskDataError
 from tests.sandbox_fixtures import FAST, TIER_PARAMS, tier_or_skip, write_layout
@@ -136,13 +143,12 @@ def test_cli_exit_code_for_a_missing_sandbox(tmp_path: Path) -> None:
     assert len(lines) == 1 and "install bubblewrap" in lines[0], done.stderr
 
 
-def test_answer_inside_a_readable_directory_is_refused(tmp_path: Path) -> None:
-    """A data directory inside the virtualenv would be readable by the program: refused."""
-    venv_data = Path(sys.prefix) / "stratune-test-data"
-    if venv_data.exists() or not os.access(sys.prefix, os.W_OK):
-        pytest.skip("cannot make a scratch directory inside the virtualenv")
-    try:
-        with pytest.raises(TaskDataError, match="answer workbook .* sandboxed program can read"):
-            spreadsheet.load(write_layout(venv_data))
-    finally:
-        shutil.rmtree(venv_data, ignore_errors=True)
+def test_answer_inside_a_readable_directory_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answers inside a directory the program may read (here: the data directory posing as
+    the interpreter's) are refused at load time."""
+    root = write_layout(tmp_path)
+    monkeypatch.setattr(layout, "interpreter_roots", lambda: (tmp_path,))
+    with pytest.raises(TaskDataError, match="answer workbook .* sandboxed program can read"):
+        spreadsheet.load(root)

@@ -69,7 +69,7 @@ def test_forging_by_copying_the_answer_scores_zero(tmp_path: Path, tier_name: Ti
     nothing it can read, so copying it cannot forge a score; the honest program scores 1."""
     tier_or_skip(tier_name)
     root = write_layout(tmp_path / "data")
-    task = spreadsheet.load(root, limits=FAST)
+    task = spreadsheet.load(root, limits=FAST, sandbox=tier_name)
     sample = task.split("train")[0]
     known = [str(c.gold_path) for c in sample.payload.cases]
     code = f"KNOWN = {known!r}\n{FORGE}"
@@ -338,3 +338,15 @@ def test_memory_is_limited_per_run_not_per_process(tier_name: TierName) -> None:
     result = _run(code, tier_name)
     held = int(result.stdout.split()[1]) if result.stdout.startswith("HELD") else 0
     assert held * 300 <= 1024
+
+
+def test_far_cell_workbook_is_scored_by_its_answer_cells(tmp_path: Path, tier_name: TierName) -> None:
+    """A program whose output sets XFD1048576 (17 billion cells as a rectangle) is scored
+    by reading its answer cell only: right answer 1, wrong answer 0, both quickly."""
+    tier_or_skip(tier_name)
+    task = spreadsheet.load(write_layout(tmp_path / "data"), limits=FAST, sandbox=tier_name)
+    sample = task.split("train")[0]
+    far = GOOD.replace("wb.save(OUTPUT_PATH)", "ws['XFD1048576'] = 'far'\nwb.save(OUTPUT_PATH)")
+    assert task.score(sample, (Response(text=far),)).value == 1.0
+    wrong = far.replace("ws[\"B5\"] = sum(", "ws[\"B5\"] = 1 + sum(")
+    assert task.score(sample, (Response(text=wrong),)).value == 0.0

@@ -24,7 +24,7 @@ from attrs import field, frozen
 
 from llm_cache.records import Request, Response
 from replay.tasks import files
-from replay.tasks.sandbox import DEFAULT_LIMITS, Limits, choose, run_python
+from replay.tasks.sandbox import DEFAULT_LIMITS, Limits, TierName, choose, run_python
 from replay.tasks.sandbox.layout import visible_to_program
 from replay.tasks.workbook_check import DEFAULT_CHECK_LIMITS, CheckLimits, check, gold_cells
 from stratune_core.errors import TaskDataError
@@ -92,10 +92,10 @@ def extract_code(text: str) -> str:
     return _PATH_LINE.sub("", code)
 
 
-def _case_report(code: str, item: SpreadsheetItem, case: Case, limits: Limits,
-                 check_limits: CheckLimits) -> CellReport:
+def _case_report(code: str, item: SpreadsheetItem, case: Case, task: SpreadsheetTask) -> CellReport:
+    tier = choose(task.sandbox)
     result = run_python(code, inputs={case.input_path.name: case.input_path},
-                        input_name=case.input_path.name, limits=limits)
+                        input_name=case.input_path.name, limits=task.limits, tier=tier)
     out = result.output("output.xlsx")
     if not result.ok or out is None:
         why = ("timed out" if result.timed_out else result.limit
@@ -105,7 +105,7 @@ def _case_report(code: str, item: SpreadsheetItem, case: Case, limits: Limits,
     with tempfile.TemporaryDirectory(prefix="stratune-check-") as tmp:
         written = Path(tmp) / "output.xlsx"
         written.write_bytes(out)
-        return check(item.answer_position, case.gold_path, written, limits=check_limits)
+        return check(item.answer_position, case.gold_path, written, limits=task.check_limits)
 
 
 @frozen(kw_only=True)
@@ -116,6 +116,7 @@ class SpreadsheetTask:
     max_tokens: int = MAX_TOKENS
     limits: Limits = DEFAULT_LIMITS
     check_limits: CheckLimits = DEFAULT_CHECK_LIMITS
+    sandbox: TierName | None = None  # None: the strongest tier this machine offers
 
     @property
     def info(self) -> TaskInfo:
@@ -133,8 +134,7 @@ class SpreadsheetTask:
     def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
         item: SpreadsheetItem = sample.payload
         code = extract_code(responses[0].text if responses else "")
-        reports = [_case_report(code, item, case, self.limits, self.check_limits)
-                   for case in item.cases]
+        reports = [_case_report(code, item, case, self) for case in item.cases]
         passed = all(r.passed for r in reports)
         accuracy = sum(r.correct / r.total if r.total else 0.0 for r in reports) / len(reports)
         problems = []
@@ -211,8 +211,8 @@ def load_split(root: Path, split: str, strata: dict[str, str]) -> tuple[Sample, 
 
 
 def load(data_dir: str | Path | None, *, placement: str = "system", limit: int | None = None,
-         limits: Limits = DEFAULT_LIMITS) -> SpreadsheetTask:
-    choose()  # refuse now, in one line, if no sandbox can run the programs
+         limits: Limits = DEFAULT_LIMITS, sandbox: TierName | None = None) -> SpreadsheetTask:
+    choose(sandbox)  # refuse now, in one line, if no sandbox can run the programs
     root = files.data_root(data_dir)
     strata = files.strata(root, "spreadsheetbench", ("instruction_type", "ilen_bucket"))
     return SpreadsheetTask(
@@ -222,4 +222,5 @@ def load(data_dir: str | Path | None, *, placement: str = "system", limit: int |
         initial_skill=files.initial_skill(root, "spreadsheetbench"),
         placement=Placement.parse(placement),
         limits=limits,
+        sandbox=sandbox,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import shutil
 import signal
 import stat
@@ -95,8 +96,9 @@ def _command(tier: Tier, run: RunDir, input_name: str, output_name: str,
              limits: Limits) -> list[str]:
     if tier.name is TierName.BUBBLEWRAP:
         prog, work = bubblewrap.PROG, bubblewrap.WORK
+        nproc = dict(limits.rlimits(cgroup=tier.cgroup))[resource.RLIMIT_NPROC]
         argv = [sys.executable, "-I", str(prog / "runner.py"), str(prog / "solution.py"),
-                str(work / input_name), str(work / output_name)]
+                str(work / input_name), str(work / output_name), str(nproc)]
         return bubblewrap.command(run, argv, _env(str(work), "/tmp"), limits)
     (run.work / ".tmp").mkdir()
     argv = [sys.executable, "-I", str(run.prog / "runner.py"), str(run.prog / "solution.py"),
@@ -107,9 +109,11 @@ def _command(tier: Tier, run: RunDir, input_name: str, output_name: str,
 
 def _start(tier: Tier, argv: list[str], run: RunDir, group: RunGroup | None,
            limits: Limits) -> subprocess.Popen[bytes]:
-    # bubblewrap's namespace makes RLIMIT_NPROC count this run only; the Landlock
-    # supervisor sets the program's rlimits itself and must stay free to kill.
-    rlimits = limits.rlimits(cgroup=tier.cgroup) if tier.name is TierName.BUBBLEWRAP else ()
+    # The Landlock supervisor sets the program's rlimits itself and must stay free to kill.
+    # RLIMIT_NPROC is left to the runner inside bubblewrap's user namespace: on bwrap it
+    # would also cap the namespace's creation against all the user's processes.
+    rlimits = tuple((k, v) for k, v in limits.rlimits(cgroup=tier.cgroup)
+                    if k != resource.RLIMIT_NPROC) if tier.name is TierName.BUBBLEWRAP else ()
 
     def setup() -> None:
         if group is not None:

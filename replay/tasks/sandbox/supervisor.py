@@ -110,6 +110,12 @@ def _kill_all(me: int) -> None:
 def main() -> None:
     with open(sys.argv[1]) as fh:
         cfg = json.load(fh)
+    # Load the bindings (they look for libc/libseccomp with helper processes) before the
+    # child exists, so its process limit and Landlock rules cannot get in their way.
+    import py_landlock
+    import pyseccomp  # noqa: F401
+
+    py_landlock.get_abi_version()  # loads libc now
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != cfg["parent"]:
         sys.exit(125)  # the parent is already gone: run nothing
