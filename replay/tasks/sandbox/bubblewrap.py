@@ -55,13 +55,15 @@ def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits) -
         "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox",
         *_system_binds(),
     ]
-    for root in roots:
-        args += ["--ro-bind", str(root), str(root)]
     args += [
         "--proc", "/proc",
         "--dev", "/dev",
         "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
         "--size", str(limits.tmp_bytes), "--tmpfs", "/dev/shm",
+    ]
+    for root in roots:  # after the tmpfs mounts: a virtualenv may live under /tmp
+        args += ["--ro-bind", str(root), str(root)]
+    args += [
         "--ro-bind", str(run.prog), str(PROG),
         "--bind", str(run.work), str(WORK),
         "--remount-ro", "/",  # the root tmpfs holding the mount points is no scratch space
