@@ -1,7 +1,7 @@
 """The hostile suite again, as an ordinary user: a dropped uid with no capabilities.
 
 Started as root, the test gives an unused uid a scratch HOME (with a 0600 ~/.aws/credentials
-of its own) and runs `test_sandbox_hostile.py` and `test_sandbox.py` as that uid. The uid
+of its own) and runs the hostile suites and `test_sandbox.py` as that uid. The uid
 must be able to run this interpreter: where it lives under a 0700 directory such as /root,
 a private mount namespace (bubblewrap, as root, no other namespace) lays a 0755 tmpfs over
 that directory with only the interpreter bound back into it. Nothing else of the machine
@@ -72,7 +72,8 @@ def test_hostile_suite_passes_as_an_ordinary_user() -> None:
         os.chmod(home / ".aws" / "credentials", 0o600)
         argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                 "--basetemp", str(scratch / "pytest"), "-W", "ignore::pytest.PytestWarning",
-                "tests/test_sandbox_hostile.py", "tests/test_sandbox.py"]
+                "tests/test_sandbox_hostile.py", "tests/test_sandbox_hostile_procs.py",
+                "tests/test_sandbox.py"]
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
                "PYTHONDONTWRITEBYTECODE": "1"}
         done = subprocess.run(_as_user_argv(argv), cwd=PROJECT, env=env, capture_output=True,

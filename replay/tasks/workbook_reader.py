@@ -66,10 +66,12 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     sys.path.insert(0, sys.argv[1])
     request = json.loads(sys.stdin.read())
+    which = "output" if request.get("output") else "gold"
     try:
         result = answer(request)
+    except MemoryError:
+        result = {"unreadable": f"{which} workbook exceeds the checker's memory limit"}
     except Exception as exc:  # any openpyxl failure: the workbook is unreadable
-        which = "output" if request.get("output") else "gold"
         result = {"unreadable": f"{which} workbook unreadable: {type(exc).__name__}: {exc!s:.120}"}
     sys.stdout.write(json.dumps(result, default=str))
 
