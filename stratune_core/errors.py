@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from llm_cache.errors import StraTuneError
 
-class StraTuneError(Exception):
-    """Base of every error the library raises on purpose."""
+__all__ = ["BudgetError", "ConfigError", "CoreInvariantError", "StraTuneError", "TaskDataError"]
 
 
 class ConfigError(StraTuneError):
