@@ -11,7 +11,7 @@ import numpy as np
 from attrs import frozen
 
 from stratune_core.context import Env
-from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
+from stratune_core.enums import Form, Purpose, Reason, Stage, Strategy, Verdict
 from stratune_core.evaluation import Outcome, screen, validate
 from stratune_core.events import (
     CandidateDecided,
@@ -52,7 +52,7 @@ def _run_stage(
     events: list[Event],
 ) -> tuple[State, Outcome | None]:
     state, charged, admitted = execute_groups(
-        state, env, [(ref, ids), (sub.candidate_id, ids)], purpose=stage.value
+        state, env, [(ref, ids), (sub.candidate_id, ids)], purpose=Purpose(stage.value)
     )
     events.extend(charged)
     if not admitted:

@@ -8,7 +8,12 @@ __all__ = ["BudgetError", "ConfigError", "CoreInvariantError", "StraTuneError", 
 
 
 class ConfigError(StraTuneError):
-    """A configuration value is out of range or inconsistent."""
+    """A configuration value is out of range or inconsistent. `field` names the Config field
+    when there is one, so a caller can say which layer (file, flag) set it."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class TaskDataError(StraTuneError):

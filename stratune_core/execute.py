@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from stratune_core.budget import admit
 from stratune_core.context import Env
+from stratune_core.enums import Purpose
 from stratune_core.events import ExecutionsCharged
 from stratune_core.records import Execution, is_solved
 from stratune_core.state import State
@@ -23,7 +24,7 @@ def execute_groups(
     env: Env,
     groups: Sequence[Group],
     *,
-    purpose: str,
+    purpose: Purpose,
     use_reserve: bool = False,
 ) -> tuple[State, tuple[ExecutionsCharged, ...], bool]:
     """Run every missing pair of `groups`; returns (state, events, admitted)."""

@@ -3,7 +3,7 @@ execution ledger, the budget, the batches and the fixed ranking subset."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 import attrs
 import numpy as np
@@ -12,7 +12,7 @@ from attrs import field, frozen
 from stratune_core.batches import make_batches
 from stratune_core.budget import Budget
 from stratune_core.config import Config
-from stratune_core.enums import StopReason, Strategy
+from stratune_core.enums import StopReason
 from stratune_core.errors import BudgetError, ConfigError
 from stratune_core.feedback import Feedback
 from stratune_core.history import History
@@ -47,8 +47,7 @@ class State:
     batches: tuple[tuple[str, ...], ...]
     ranking_ids: tuple[str, ...] = field(converter=tuple)
     accepted_per_epoch: tuple[int, ...] = field(default=(), converter=tuple)
-    once_choice: Strategy | None = None
-    replay_sequence: tuple[Strategy, ...] = field(default=(), converter=tuple)
+    selector_memory: Hashable = None  # what the configured selector keeps between rounds
     idle_rounds: int = 0  # consecutive rounds that executed nothing new
     finished: bool = False
     stop_reason: StopReason | None = None
@@ -73,18 +72,12 @@ class State:
         return attrs.evolve(self, **changes)
 
 
-def initial_state(
-    config: Config,
-    task: Task,
-    *,
-    replay_sequence: tuple[Strategy, ...] = (),
-) -> State:
+def initial_state(config: Config, task: Task) -> State:
     """Omega_0: the initial skill, the 16 stratified batches, the fixed ranking subset, the budget."""
     train = task.split("train")
     if not train:
         raise ConfigError(f"task {task.info.name}: the training split is empty")
-    if config.selector.startswith("replay:") and not replay_sequence:
-        raise ConfigError("selector: replay needs the recorded strategy sequence (none given)")
+    config.selector.check_ready()
     n = len(train)
     limit = config.budget_for(n)
     reserve = config.reserve_for(n) if config.final_selection else 0
@@ -111,5 +104,4 @@ def initial_state(
         budget=Budget(limit=limit, spent=0, reserve=reserve),
         batches=batches,
         ranking_ids=ranking,
-        replay_sequence=replay_sequence,
     )

@@ -11,7 +11,7 @@ import numpy as np
 
 from stratune_core.config import Config
 from stratune_core.context import Env
-from stratune_core.enums import StopReason
+from stratune_core.enums import Purpose, SkipReason, StopReason
 from stratune_core.errors import CoreInvariantError
 from stratune_core.events import BatchExecuted, Event, RoundSkipped, RoundStarted
 from stratune_core.execute import execute_groups
@@ -65,7 +65,7 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
             spent=state.budget.spent,
         )
     ]
-    state, charged, admitted = execute_groups(state, env, [(state.current_id, batch)], purpose="feedback")
+    state, charged, admitted = execute_groups(state, env, [(state.current_id, batch)], purpose=Purpose.FEEDBACK)
     events.extend(charged)
     if not admitted:
         raise CoreInvariantError(
@@ -85,7 +85,7 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
         )
     )
     if not fb.failures:
-        events.append(RoundSkipped(round=state.round, reason="no failures on the batch"))
+        events.append(RoundSkipped(round=state.round, reason=SkipReason.NO_FAILURES))
     else:
         state, evs, choice = choose_operator(state, env, rng)
         events.extend(evs)

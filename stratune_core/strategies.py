@@ -13,7 +13,7 @@ import numpy as np
 from stratune_core.candidate_eval import Submission, evaluate_candidate
 from stratune_core.candidates import Prepared, prepare_candidate
 from stratune_core.context import Env
-from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
+from stratune_core.enums import Form, Purpose, Reason, Stage, Strategy, Verdict
 from stratune_core.events import (
     CandidateDecided,
     CandidateInvalid,
@@ -27,7 +27,7 @@ from stratune_core.feedback import Feedback, build_feedback
 from stratune_core.generation import generate
 from stratune_core.history import HistoryEntry, OperatorChoice
 from stratune_core.i3_submission import pick_submissions
-from stratune_core.operator_choice import available_forms
+from stratune_core.operators import available_forms
 from stratune_core.prompts import generation_prompt
 from stratune_core.refinement import Refinement
 from stratune_core.state import State
@@ -68,7 +68,7 @@ def _not_submitted(state: State, p: Prepared, strategy: Strategy, events: list[E
 def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: OperatorChoice) -> Result:
     fb = state.feedback
     assert fb is not None
-    forms = (choice.form,) if choice.form is not None else available_forms(env, state)
+    forms = (choice.form,) if choice.form is not None else available_forms(env.config.forms, fb)
     n = env.config.n_candidates_i1
     prompt = generation_prompt(
         skill_text=state.current_text, feedback=fb, forms=forms, n_candidates=n,
@@ -100,7 +100,7 @@ def _rank(
 ) -> tuple[State, list[Event], tuple[float, ...] | None, float]:
     ids = state.ranking_ids
     groups = [(reference, ids)] + [(p.candidate_id, ids) for p in drafts]
-    state, charged, admitted = execute_groups(state, env, groups, purpose="ranking")
+    state, charged, admitted = execute_groups(state, env, groups, purpose=Purpose.RANKING)
     events: list[Event] = list(charged)
     if not admitted:
         for p in drafts:
@@ -127,7 +127,7 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
     if base != state.current_id:
         # I2 critiques executions of the intermediate skill itself, not of s_t.
         state, charged, admitted = execute_groups(
-            state, env, [(base, fb.batch_ids)], purpose="refinement_feedback"
+            state, env, [(base, fb.batch_ids)], purpose=Purpose.REFINEMENT_FEEDBACK
         )
         events.extend(charged)
         if not admitted:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from attrs import field, frozen
 
-from stratune_core.enums import Reason, Stage
+from stratune_core.enums import CheckName, Reason, Stage
 from stratune_core.evaluation.paired import DIFF_TOL, PairedStats
 from stratune_core.evaluation.wilson import wilson_lower_bound
 
@@ -19,7 +19,7 @@ from stratune_core.evaluation.wilson import wilson_lower_bound
 class Check:
     """One gate's verdict: `value` compared with `limit`; `reason` names the failure."""
 
-    name: str
+    name: CheckName = field(converter=CheckName)
     passed: bool
     value: float
     limit: float
@@ -53,7 +53,7 @@ def gain_at_least(threshold: float) -> Gate:
     def gate(stats: PairedStats) -> Check:
         # DIFF_TOL: a binary gain of exactly one net sample must meet eps_s = 1/|Q| after rounding
         return Check(
-            name="gain",
+            name=CheckName.GAIN,
             passed=stats.gain >= threshold - DIFF_TOL,
             value=stats.gain,
             limit=threshold,
@@ -65,7 +65,7 @@ def gain_at_least(threshold: float) -> Gate:
 
 def gain_positive(stats: PairedStats) -> Check:
     return Check(
-        name="gain_positive",
+        name=CheckName.GAIN_POSITIVE,
         passed=stats.gain > DIFF_TOL,
         value=stats.gain,
         limit=0.0,
@@ -75,7 +75,7 @@ def gain_positive(stats: PairedStats) -> Check:
 
 def wins_not_below_losses(stats: PairedStats) -> Check:
     return Check(
-        name="wins_vs_losses",
+        name=CheckName.WINS_VS_LOSSES,
         passed=stats.wins >= stats.losses,
         value=float(stats.wins - stats.losses),
         limit=0.0,
@@ -89,7 +89,7 @@ def regressions_among_solved(limit: float, z: float) -> Gate:
     def gate(stats: PairedStats) -> Check:
         lb = wilson_lower_bound(stats.counts.D, stats.counts.S, z)
         return Check(
-            name="lb_d_s",
+            name=CheckName.LB_D_S,
             passed=lb <= limit,
             value=lb,
             limit=limit,
@@ -106,7 +106,7 @@ def losses_among_changes(limit: float, z: float) -> Gate:
         c = stats.counts
         lb = wilson_lower_bound(c.D, c.D + c.U, z)
         return Check(
-            name="lb_d_du",
+            name=CheckName.LB_D_DU,
             passed=lb <= limit,
             value=lb,
             limit=limit,
