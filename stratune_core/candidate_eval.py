@@ -125,8 +125,9 @@ def evaluate_candidate(
             state = state.evolve(saved=(*state.saved, sub.candidate_id))
         return _decide(state, events, entry, s_out)
     if cfg.validation:
-        size = cfg.validation_size(len(env.train))
-        q_v = validation_set(rng, samples=env.train, exclude=sub.exclude | set(q_s), size=size)
+        q_v = validation_set(
+            rng, samples=env.train, exclude=sub.exclude | set(q_s), size=env.shape.validation
+        )
         if not q_v:
             entry = HistoryEntry(
                 **entry_base, **screened, verdict=Verdict.REJECTED_VALIDATION,

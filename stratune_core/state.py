@@ -20,6 +20,7 @@ from stratune_core.ids import text_id
 from stratune_core.ledger import Ledger
 from stratune_core.refinement import Refinement
 from stratune_core.sets import ranking_set
+from stratune_core.shape import run_shape
 from stratune_core.task import Task
 
 
@@ -78,22 +79,16 @@ def initial_state(config: Config, task: Task) -> State:
     if not train:
         raise ConfigError(f"task {task.info.name}: the training split is empty")
     config.selector.check_ready()
-    n = len(train)
-    limit = config.budget_for(n)
-    reserve = config.reserve_for(n) if config.final_selection else 0
-    reserve = min(reserve, max(0, limit - 1))
+    shape = run_shape(config, len(train))
     rng = round_rng(config.seed, SETUP_ROUND)
     batches = make_batches(train, config.n_batches, rng)
     smallest = min(len(b) for b in batches)
-    if limit - reserve < smallest:
+    if shape.usable < smallest:
         raise BudgetError(
-            f"budget: {limit} executions (reserve {reserve}) cannot pay for one batch of "
-            f"{smallest}; raise --budget or lower the reserve"
+            f"budget: {shape.budget} executions (reserve {shape.reserve}) cannot pay for one "
+            f"batch of {smallest}; raise --budget or lower the reserve"
         )
-    # The ranking subset is kept out of I2/I3 drafts' evaluation sets, so on small training sets
-    # it must leave most samples for screening and validation.
-    size = min(config.ranking_size_for(n), max(2, n // 4))
-    ranking = ranking_set(rng, samples=train, exclude=frozenset(), size=size)
+    ranking = ranking_set(rng, samples=train, exclude=frozenset(), size=shape.ranking)
     text = task.info.initial_skill
     sid = text_id(text)
     return State(
@@ -101,7 +96,7 @@ def initial_state(config: Config, task: Task) -> State:
         skills={sid: text},
         parents={sid: None},
         ledger=Ledger(entries={}),
-        budget=Budget(limit=limit, spent=0, reserve=reserve),
+        budget=Budget(limit=shape.budget, spent=0, reserve=shape.reserve),
         batches=batches,
         ranking_ids=ranking,
     )
