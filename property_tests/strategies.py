@@ -19,7 +19,7 @@ from stratune_core.config import Config, paper, released
 from stratune_core.enums import CheckName, Reason, Stage
 from stratune_core.evaluation import Check, paired_stats, screen, validate
 from stratune_core.ledger import Ledger
-from stratune_core.records import Execution, Sample, Score, Skill, TaskInfo
+from stratune_core.records import Execution, Sample, Score, TaskInfo
 from stratune_core.selectors.registry import SELECTORS
 
 unit = st.floats(0.0, 1.0, allow_nan=False)
@@ -71,7 +71,6 @@ json_like = st.recursive(
     max_leaves=8,
 )
 
-skills = st.builds(Skill, text=st.text(max_size=40))
 samples = st.builds(Sample, id=ident, stratum=st.sampled_from(STRATA), payload=json_like)
 scores = st.builds(Score, value=unit, output=short_text, summary=short_text, aux=st.none() | unit)
 executions = st.builds(

@@ -49,10 +49,6 @@ def parse_action(text: str) -> Action | None:
     return None
 
 
-def _norm_value(value: str) -> str:
-    return " ".join(value.lower().split())
-
-
 def action_f1(predicted: Action | None, op: str, value: str) -> float:
     """Token-set F1 between "OP value" strings (CLICK carries no value)."""
     if predicted is None:
