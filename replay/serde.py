@@ -64,12 +64,7 @@ def event_from_line(
     line: str, read_blob: Callable[[str], str], *, where: str = "events.jsonl"
 ) -> Event:
     """Parse one line; `read_blob(id)` returns a skill text. Errors name `where` and the field."""
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise TraceError(f"{where}: not JSON ({exc.msg}); the trace is damaged") from None
-    if not isinstance(data, dict):
-        raise TraceError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    data = _json_object(line, where, note="; the trace is damaged")
     if data.get("_type") == "SkillAdded" and TEXT_BLOB in data:
         blob = data.pop(TEXT_BLOB)
         data["text"] = read_blob(str(blob))
@@ -77,6 +72,17 @@ def event_from_line(
         return trace_converter().structure(data, Event)  # type: ignore[arg-type]
     except Exception as exc:  # cattrs raises several error types; all become one line
         raise TraceError(f"{where}: {one_line(exc)}") from None
+
+
+def _json_object(text: str, where: str, *, note: str = "") -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = f" line {exc.lineno}:" if "\n" in text.strip() else ""
+        raise TraceError(f"{where}:{line} not JSON ({exc.msg}){note}") from None
+    if not isinstance(data, dict):
+        raise TraceError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    return data
 
 
 # ---- digest -------------------------------------------------------------------------------
@@ -163,12 +169,7 @@ def manifest_to_json(manifest: Manifest) -> str:
 
 
 def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TraceError(f"{where}: line {exc.lineno}: not JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise TraceError(f"{where}: expected a JSON object")
+    data = _json_object(text, where)
     if data.get("format") != FORMAT_VERSION:
         raise TraceError(
             f"{where}: format {data.get('format')!r} is not {FORMAT_VERSION}; "

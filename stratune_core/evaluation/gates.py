@@ -1,4 +1,4 @@
-"""Small named gates and the loop that runs them (STYLE §5: a decision is a tuple of gates).
+"""Small named gates and the loop that runs them: a stage's decision is a tuple of gates.
 
 A gate is a callable `PairedStats -> Check`. Stages differ only in which gates they list, so an
 ablation or a profile swaps tuple entries instead of adding branches.
@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from attrs import field, frozen
 
 from stratune_core.enums import CheckName, Reason, Stage
-from stratune_core.evaluation.paired import DIFF_TOL, PairedStats
+from stratune_core.evaluation.paired import DIFF_TOL, PairedStats, RegressionCounts
 from stratune_core.evaluation.wilson import wilson_lower_bound
 
 
@@ -83,37 +83,36 @@ def wins_not_below_losses(stats: PairedStats) -> Check:
     )
 
 
-def regressions_among_solved(limit: float, z: float) -> Gate:
-    """LB(D, S) <= limit; with S = 0 the bound is 0 and the check passes."""
+def _regression_bound(
+    name: CheckName, reason: Reason, limit: float, z: float, trials: Callable[[RegressionCounts], int]
+) -> Gate:
+    """LB(D, trials) <= limit: the Wilson lower bound of the regression rate."""
 
     def gate(stats: PairedStats) -> Check:
-        lb = wilson_lower_bound(stats.counts.D, stats.counts.S, z)
-        return Check(
-            name=CheckName.LB_D_S,
-            passed=lb <= limit,
-            value=lb,
-            limit=limit,
-            reason=Reason.REGRESSIONS_AMONG_SOLVED,
-        )
+        lb = wilson_lower_bound(stats.counts.D, trials(stats.counts), z)
+        return Check(name=name, passed=lb <= limit, value=lb, limit=limit, reason=reason)
 
     return gate
+
+
+def regressions_among_solved(limit: float, z: float) -> Gate:
+    """LB(D, S) <= limit; with S = 0 the bound is 0 and the check passes."""
+    return _regression_bound(
+        CheckName.LB_D_S, Reason.REGRESSIONS_AMONG_SOLVED, limit, z, lambda c: c.S
+    )
 
 
 def losses_among_changes(limit: float, z: float) -> Gate:
     """LB(D, D+U) <= limit; with no changes the bound is 0 and the check passes."""
+    return _regression_bound(
+        CheckName.LB_D_DU, Reason.LOSSES_AMONG_CHANGES, limit, z, lambda c: c.D + c.U
+    )
 
-    def gate(stats: PairedStats) -> Check:
-        c = stats.counts
-        lb = wilson_lower_bound(c.D, c.D + c.U, z)
-        return Check(
-            name=CheckName.LB_D_DU,
-            passed=lb <= limit,
-            value=lb,
-            limit=limit,
-            reason=Reason.LOSSES_AMONG_CHANGES,
-        )
 
-    return gate
+def regression_gates(limit: float, z: float) -> tuple[Gate, ...]:
+    """What screening and final selection check besides the gain: wins >= losses and both
+    regression bounds."""
+    return (wins_not_below_losses, regressions_among_solved(limit, z), losses_among_changes(limit, z))
 
 
 def run_gates(stats: PairedStats, gates: Sequence[Gate]) -> tuple[Check, ...]:

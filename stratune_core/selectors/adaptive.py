@@ -10,8 +10,7 @@ from attrs import frozen
 
 from stratune_core.bandits import BanditKind, choose_bandit
 from stratune_core.enums import ChoiceRule, Strategy
-from stratune_core.errors import ConfigError
-from stratune_core.selectors.base import Pick, Selector, SelectorContext
+from stratune_core.selectors.base import Pick, Selector, SelectorContext, enum_argument
 from stratune_core.strategy_floors import floor_strategy
 
 
@@ -55,12 +54,7 @@ class Bandit(Selector):
 
     @classmethod
     def parse(cls, argument: str | None) -> Self:
-        try:
-            return cls(kind=BanditKind(argument))
-        except ValueError:
-            raise ConfigError(
-                f"selector: unknown bandit {argument!r}; use {cls.usage}"
-            ) from None
+        return cls(kind=enum_argument(cls, BanditKind, argument))
 
     def argument(self) -> str:
         return self.kind.value

@@ -9,8 +9,9 @@ in its own frozen memory (`State.selector_memory`), never in fields of the core 
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, ClassVar, Self
+from typing import TYPE_CHECKING, ClassVar, Self, TypeVar
 
 from attrs import frozen
 
@@ -81,6 +82,17 @@ class Selector:
 
 
 Source = Selector | ChoiceRule  # who decided a round's operator
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+def enum_argument(cls: type[Selector], members: type[E], argument: str | None) -> E:
+    """A selector's argument that names a member of `members` (`I2` in `fixed:I2`)."""
+    try:
+        return members(argument)
+    except ValueError:
+        spelt = cls.name if argument is None else f"{cls.name}:{argument}"
+        raise ConfigError(f"selector: {spelt!r} is not one of {cls.usage}") from None
 
 
 @frozen(kw_only=True)

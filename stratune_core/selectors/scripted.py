@@ -10,7 +10,7 @@ from attrs import field, frozen
 
 from stratune_core.enums import Strategy
 from stratune_core.errors import ConfigError
-from stratune_core.selectors.base import Pick, Selector, SelectorContext
+from stratune_core.selectors.base import Pick, Selector, SelectorContext, enum_argument
 
 if TYPE_CHECKING:
     from stratune_core.events import OperatorChosen
@@ -28,10 +28,7 @@ class Fixed(Selector):
 
     @classmethod
     def parse(cls, argument: str | None) -> Self:
-        if argument not in Strategy.__members__:
-            spelt = "fixed" if argument is None else f"fixed:{argument}"
-            raise ConfigError(f"selector: {spelt!r} names no strategy; use {cls.usage}")
-        return cls(strategy=Strategy[argument])
+        return cls(strategy=enum_argument(cls, Strategy, argument))
 
     def argument(self) -> str:
         return self.strategy.value
