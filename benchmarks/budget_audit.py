@@ -1,8 +1,8 @@
 """Benchmark 4: duplicate (skill, sample) executions and budget overshoot over every ablation.
 
 Each ablation of the paper's §4.1 (every selector of the registry including a replayed
-sequence, forms=F4, the 12 fixed operators, history / validation / final selection off) plus the `released` profile runs on the
-toy world for several seeds. A counting wrapper sees every target request: a (skill, sample)
+sequence, forms=F4, the 12 fixed operators, history / validation / final selection off) plus
+the `released` profile runs on the toy world for several seeds. A counting wrapper sees every target request: a (skill, sample)
 pair requested twice is a duplicate (the ledger should make re-running a pair free). Overshoot is
 spent - budget. Targets: 0 duplicates, 0 overshoot; the count of target requests must also equal
 the executions the run charged.

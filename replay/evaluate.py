@@ -1,7 +1,8 @@
 """Scoring a skill on a task split (test by default) through the cache, with a progress bar.
 
-Test-set evaluation is not part of the training budget (docs/design.md, "Budget"). It is how a learned skill is
-reported, and how a skill learned with one target is tried on another (the paper's RQ4).
+Test-set evaluation is not part of the training budget (docs/design.md, "Budget"). It is how
+a learned skill is reported, and how a skill learned with one target is tried on another (the
+paper's RQ4).
 """
 
 from __future__ import annotations

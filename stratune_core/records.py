@@ -62,5 +62,5 @@ class TaskInfo:
 
 
 def is_solved(score: float, threshold: float) -> bool:
-    """The dataset's success criterion, with the 1e-9 tolerance of SPEC §4.2."""
+    """The dataset's success criterion, with a 1e-9 tolerance (float scores)."""
     return score >= threshold - 1e-9

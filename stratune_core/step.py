@@ -1,7 +1,8 @@
 """One round of StraTune: `step(state, rng, llm, *, config, task) -> (state', events)`.
 
-Order of work (SPEC §2): execute s_t on the round's batch (E_t), choose the operator, generate
-candidates under it, evaluate each as it is submitted, record everything. Pure: the only door to
+Order of work (paper §3; docs/design.md, "The round"): execute s_t on the round's batch (E_t),
+choose the operator, generate candidates under it, evaluate each as it is submitted, record
+everything. Pure: the only door to
 models is `llm`; the same state, rng seed and cache give the same events.
 """
 

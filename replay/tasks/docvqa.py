@@ -4,8 +4,9 @@
 Every shard is checked before any is read, so a missing one fails the load with its name.
 Reading parquet needs pyarrow (the optional `docvqa` extra). Strata = qlen_bucket.
 
-Image guard (notes §8.2): a page that is not PNG, is larger than 3.5 MB or has a side over
-7500 px is resized to fit 7500 px, then shrunk by 0.75 (LANCZOS) until its PNG is <= 3.5 MB.
+Image guard (the released code's limits): a page that is not PNG, is larger than 3.5 MB or has
+a side over 7500 px is resized to fit 7500 px, then shrunk by 0.75 (LANCZOS) until its PNG is
+<= 3.5 MB.
 """
 
 from __future__ import annotations
