@@ -73,7 +73,7 @@ def test_explicit_overrides_win() -> None:
         {"eps_v": -0.1},
         {"n_batches": 0},
         {"screen_solved": -1},
-        {"selector": "greedy"},
+        {"selector": "no_such_selector"},
         {"forms": "F2"},
         {"operator": "I4+F1"},
         {"operator": "I1"},

@@ -102,8 +102,8 @@ def test_replay_without_sequence_is_a_config_error():
 
 
 def test_unknown_selector():
-    with pytest.raises(ConfigError, match="unknown value 'greedy'"):
-        choose("greedy", 1)
+    with pytest.raises(ConfigError, match="unknown value 'no_such_selector'"):
+        choose("no_such_selector", 1)
 
 
 @pytest.mark.parametrize("text", ["llm:x", "rotation:2", "bandit:", "bandit:greedy", "replay:",
