@@ -35,71 +35,81 @@ from stratune_core.selectors.registry import to_selector
 UNIT = number(0.0, 1.0)  # a fraction, a score difference or a probability
 
 
-def _float(validator: Validator, default: float | None) -> Any:
+def _int(default: int | None, low: int, high: int | None = None) -> Any:
+    """A whole-number field in [low, high]; one whose default is None may be None."""
+    return field(default=default, validator=integer(low, high, optional=default is None))
+
+
+def _float(default: float | None, validator: Validator) -> Any:
     return field(default=default, converter=to_float, validator=validator)
+
+
+def _flag(default: bool) -> Any:
+    return field(default=default, validator=flag)
 
 
 @frozen(kw_only=True)
 class Config:
     # --- run ------------------------------------------------------------------------------
-    seed: int = field(default=0, validator=integer(0))  # numpy SeedSequence needs >= 0
+    seed: int = _int(0, 0)  # numpy SeedSequence needs >= 0
     target_model: str = field(default="target", validator=non_empty_text)
     optimizer_model: str = field(default="optimizer", validator=non_empty_text)
-    budget: int | None = field(default=None, validator=integer(1, optional=True))  # None: multiplier * |train|
-    budget_multiplier: float = _float(number(0.0, low_open=True), 6.0)
-    n_batches: int = field(default=16, validator=integer(1))  # N_Q
-    max_rounds: int | None = field(default=None, validator=integer(1, optional=True))
+    budget: int | None = _int(None, 1)  # None: multiplier * |train|
+    budget_multiplier: float = _float(6.0, number(0.0, low_open=True))
+    n_batches: int = _int(16, 1)  # N_Q
+    max_rounds: int | None = _int(None, 1)
 
     # --- candidate evaluation (App. B) ------------------------------------------------------
-    eps0: float | None = _float(number(0.0, 1.0, optional=True), None)  # None: the task's floor
-    eps_v: float = _float(UNIT, 0.01)
-    delta: float = _float(number(0.0, 1.0, low_open=True), 0.10)
-    z: float = _float(number(0.0, low_open=True), 1.2816)
-    lb_limit: float = _float(UNIT, 0.5)
-    screen_solved: int = field(default=18, validator=integer(0))
-    screen_random: int = field(default=18, validator=integer(0))
-    validation_frac: float = _float(number(0.0, 1.0, low_open=True), 0.3)
-    validation_min: int = field(default=0, validator=integer(0))  # released: 100
-    validation_max: int | None = field(default=None, validator=integer(1, optional=True))  # released: 300
-    validation_lb_check: bool = field(default=True, validator=flag)  # released: no LB(D, D+U) check in validation
-    validation_floor: float = _float(UNIT, 0.0)  # released: eps_v is max(eps0, 0.010)
+    eps0: float | None = _float(None, number(0.0, 1.0, optional=True))  # None: the task's floor
+    eps_v: float = _float(0.01, UNIT)
+    delta: float = _float(0.10, number(0.0, 1.0, low_open=True))
+    z: float = _float(1.2816, number(0.0, low_open=True))
+    lb_limit: float = _float(0.5, UNIT)
+    screen_solved: int = _int(18, 0)
+    screen_random: int = _int(18, 0)
+    validation_frac: float = _float(0.3, number(0.0, 1.0, low_open=True))
+    validation_min: int = _int(0, 0)  # released: 100
+    validation_max: int | None = _int(None, 1)  # released: 300
+    validation_lb_check: bool = _flag(True)  # released: no LB(D, D+U) check in validation
+    validation_floor: float = _float(0.0, UNIT)  # released: eps_v is max(eps0, 0.010)
 
     # --- saved candidates and final selection ------------------------------------------------
-    archive_cap: int | None = field(default=None, validator=integer(1, optional=True))  # released: 4
-    final_seats: int | None = field(default=None, validator=integer(1, optional=True))  # released: 2 contenders
-    final_select_frac: float = _float(number(0.0, 1.0, low_open=True, high_open=True), 0.6)
-    final_gain_floor: float = _float(UNIT, 0.01)
-    reserve: int | None = field(default=None, validator=integer(0, optional=True))  # None: min(1200, ceil(1.5 n))
+    archive_cap: int | None = _int(None, 1)  # released: 4
+    final_seats: int | None = _int(None, 1)  # released: 2 contenders
+    final_select_frac: float = _float(0.6, number(0.0, 1.0, low_open=True, high_open=True))
+    final_gain_floor: float = _float(0.01, UNIT)
+    reserve: int | None = _int(None, 0)  # None: min(1200, ceil(1.5 n))
 
     # --- strategies and forms ----------------------------------------------------------------
-    n_candidates_i1: int = field(default=1, validator=integer(1))  # released: 2
-    i3_k: int = field(default=3, validator=integer(1))
-    i3_submit_max: int = field(default=2, validator=integer(1, 2))  # the best draft and the runner-up
-    i3_runner_up_slack: float = _float(UNIT, 0.02)
-    ranking_size: int | None = field(default=None, validator=integer(1, optional=True))  # None: min(64, max(32, n//12))
-    i2_advance_band: float = _float(UNIT, 0.010)  # a draft becomes s~ if its screening gain >= -max(band, 1.5 eps)
-    max_edits: int = field(default=6, validator=integer(1))
-    rewrite_factor: int = field(default=4, validator=integer(1))
-    rewrite_slack_chars: int = field(default=10_000, validator=integer(0))
-    max_failures_shown: int = field(default=12, validator=integer(1))  # 0 would skip every round
-    max_solved_offered: int = field(default=10, validator=integer(0))
-    optimizer_max_tokens: int = field(default=16384, validator=integer(1))
+    n_candidates_i1: int = _int(1, 1)  # released: 2
+    i3_k: int = _int(3, 1)
+    i3_submit_max: int = _int(2, 1, 2)  # the best draft and the runner-up
+    i3_runner_up_slack: float = _float(0.02, UNIT)
+    ranking_size: int | None = _int(None, 1)  # None: min(64, max(32, n//12))
+    # a draft becomes s~ if its screening gain >= -max(band, 1.5 eps)
+    i2_advance_band: float = _float(0.010, UNIT)
+    max_edits: int = _int(6, 1)
+    rewrite_factor: int = _int(4, 1)
+    rewrite_slack_chars: int = _int(10_000, 0)
+    max_failures_shown: int = _int(12, 1)  # 0 would skip every round
+    max_solved_offered: int = _int(10, 0)
+    optimizer_max_tokens: int = _int(16384, 1)
 
     # --- released-code mechanisms ------------------------------------------------------------
-    strategy_floors: bool = field(default=False, validator=flag)  # force an untried I2 at 35% of the budget, I3 at 50%
-    floor_i2_frac: float = _float(UNIT, 0.35)
-    floor_i3_frac: float = _float(UNIT, 0.50)
-    early_stopping: bool = field(default=False, validator=flag)  # stop at epoch e >= 2 when epoch e-1 accepted nothing
-    max_epochs: int | None = field(default=None, validator=integer(1, optional=True))  # released: 4
+    strategy_floors: bool = _flag(False)  # force an untried I2 at 35% of the budget, I3 at 50%
+    floor_i2_frac: float = _float(0.35, UNIT)
+    floor_i3_frac: float = _float(0.50, UNIT)
+    early_stopping: bool = _flag(False)  # stop at epoch e >= 2 when epoch e-1 accepted nothing
+    max_epochs: int | None = _int(None, 1)  # released: 4
 
     # --- ablations (paper §4.1; docs/design.md, "Ablations") ----------------------------------
     selector: Selector = field(default=LLMSelector(), converter=naming("selector", to_selector))
     forms: FormMenu = field(default=FormMenu.ALL, converter=naming("forms", to_form_menu))
     operator: Operator | None = field(default=None, converter=naming("operator", to_operator))
-    history: bool = field(default=True, validator=flag)
-    validation: bool = field(default=True, validator=flag)
-    final_selection: bool = field(default=True, validator=flag)
-    bandit_epsilon: float = _float(UNIT, 0.1)
+    history: bool = _flag(True)
+    validation: bool = _flag(True)
+    final_selection: bool = _flag(True)
+    bandit_epsilon: float = _float(0.1, UNIT)
 
     def __attrs_post_init__(self) -> None:
         """Checks that need two fields; each names the field to change."""
