@@ -1,13 +1,14 @@
 """A stdlib HTTP server speaking the Anthropic Messages API, for tests and benchmarks.
 
-Reached by the real `anthropic` SDK through `base_url`. It answers `POST /v1/messages` and the
-Bedrock path `POST /model/{model}/invoke`, can inject latency and faults on a seeded schedule,
+Reached by the real `anthropic` SDK through `base_url`. It answers `POST /v1/messages`, the
+Bedrock invoke path `POST /model/{model}/invoke` and Bedrock Mantle's
+`POST /anthropic/v1/messages`; validates requests as the real endpoints do (`fake_replies`);
+can inject latency and faults on a seeded schedule, act as a proxy that wants `x-api-key`;
 emulates prompt-caching usage, and logs every request it saw.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 import random
 import threading
@@ -19,29 +20,11 @@ from urllib.parse import unquote
 
 import attrs
 
+from llm_cache.fake_replies import Fault, Reply, api_error, fault_reply, proxy_unauthorized, reject
 from llm_cache.prices import default_prices
 
-
-class Fault(enum.Enum):
-    RATE_LIMIT = "429"  # with retry-after: 0
-    SPEND_CAP = "429-no-retry-after"
-    OVERLOADED = "529"
-    SERVER_ERROR = "500"
-    BAD_REQUEST = "400"
-    UNAUTHORIZED = "401"
-    CONNECTION_RESET = "reset"  # close the socket without answering
-    STALL = "stall"  # answer nothing for `stall_seconds`, then close
-    TRUNCATED_JSON = "truncated"  # 200 with half a JSON body
-
-
-_STATUS: Mapping[Fault, tuple[int, str]] = {
-    Fault.RATE_LIMIT: (429, "rate_limit_error"),
-    Fault.SPEND_CAP: (429, "rate_limit_error"),
-    Fault.OVERLOADED: (529, "overloaded_error"),
-    Fault.SERVER_ERROR: (500, "api_error"),
-    Fault.BAD_REQUEST: (400, "invalid_request_error"),
-    Fault.UNAUTHORIZED: (401, "authentication_error"),
-}
+__all__ = ["FakeAnthropicServer", "Fault", "LoggedRequest", "default_responder",
+           "estimate_tokens"]
 
 
 @attrs.frozen(kw_only=True)
@@ -76,7 +59,9 @@ class FakeAnthropicServer:
 
     faults: explicit schedule, one entry per arriving request (None = answer normally); requests
     past its end are answered normally unless `fault_rate` draws a fault from `fault_kinds`
-    with `random.Random(seed)`.
+    with `random.Random(seed)`. fault_headers: extra response headers per fault kind (e.g.
+    `x-should-retry`). proxy_auth_header="x-api-key": behave like a gateway that reads only
+    that header and answers 401 to anything else.
     """
 
     def __init__(
@@ -90,6 +75,8 @@ class FakeAnthropicServer:
         seed: int = 0,
         stall_seconds: float = 2.0,
         cache_min_tokens: int | None = None,
+        fault_headers: Mapping[Fault, Mapping[str, str]] | None = None,
+        proxy_auth_header: str | None = None,
     ) -> None:
         self.responder = responder
         self.latency = latency
@@ -98,6 +85,8 @@ class FakeAnthropicServer:
         self.fault_kinds = tuple(fault_kinds)
         self.stall_seconds = stall_seconds
         self.cache_min_tokens = cache_min_tokens
+        self.fault_headers = dict(fault_headers or {})
+        self.proxy_auth_header = proxy_auth_header
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._log: list[LoggedRequest] = []
@@ -222,17 +211,21 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {}
         path = self.path.split("?", 1)[0]
-        if path == "/v1/messages":
-            model = str(body.get("model", ""))
+        if path in ("/v1/messages", "/anthropic/v1/messages"):  # the API; Bedrock Mantle
+            route, model = "api", str(body.get("model", ""))
         elif path.startswith("/model/") and path.endswith("/invoke"):
-            model = unquote(path[len("/model/"): -len("/invoke")])
+            route, model = "invoke", unquote(path[len("/model/"): -len("/invoke")])
         else:
-            self._json(404, _error("not_found_error", f"no route {path}"))
+            self._reply(api_error(404, "not_found_error", f"no route {path}"))
             return
-        entry = self.fake._admit("POST", path, {k.lower(): v for k, v in self.headers.items()},
-                                 body)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        entry = self.fake._admit("POST", path, headers, body)
         if self.fake.latency:
             time.sleep(self.fake.latency)
+        wanted = self.fake.proxy_auth_header
+        if wanted is not None and wanted.lower() not in headers:
+            self._reply(proxy_unauthorized())
+            return
         fault = entry.fault
         if fault is Fault.CONNECTION_RESET:
             self.close_connection = True
@@ -242,28 +235,25 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(self.fake.stall_seconds)
             self.close_connection = True
             return
-        if fault in _STATUS:
-            status, kind = _STATUS[fault]
-            headers = {"retry-after": "0"} if fault is Fault.RATE_LIMIT else {}
-            self._json(status, _error(kind, f"injected fault {fault.value}"), headers)
+        canned = None if fault is None else fault_reply(fault, self.fake.fault_headers.get(fault))
+        refused = reject(route, model, body)
+        if canned is not None or refused is not None:
+            self._reply(canned or refused)  # type: ignore[arg-type]
             return
         payload = json.dumps(self.fake.message(entry, model)).encode()
         if fault is Fault.TRUNCATED_JSON:
             payload = payload[: len(payload) // 2]
         self._send(200, payload, {"request-id": f"req_fake_{entry.index}"})
 
-    def _json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
-        self._send(status, json.dumps(obj).encode(), headers or {})
+    def _reply(self, reply: Reply) -> None:
+        self._send(reply.status, reply.body, reply.headers, reply.content_type)
 
-    def _send(self, status: int, payload: bytes, headers: Mapping[str, str]) -> None:
+    def _send(self, status: int, payload: bytes, headers: Mapping[str, str],
+              content_type: str = "application/json") -> None:
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(payload)))
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
-
-
-def _error(kind: str, message: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_fake"}

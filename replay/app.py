@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 import threading
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.logging import RichHandler
 
 from llm_cache import cli as cache_cli
 from replay.serde import TaskSpec
@@ -210,6 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     console = Console()
     _stop_on_sigterm()
+    # The model layer's retry lines ("retry 1/6 in 2.0 s: ...") print above the progress bar.
+    model_log = RichHandler(console=console, show_time=False, show_level=False, show_path=False)
+    logging.getLogger("llm_cache").addHandler(model_log)
     try:
         return int(args.func(args, console))
     except StraTuneError as exc:
@@ -218,6 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        logging.getLogger("llm_cache").removeHandler(model_log)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
+from llm_cache.backends.bedrock import resolve_spec
 from replay.models import canonical_model
 from replay.serde import Manifest, Package, TaskSpec, TraceError
 from stratune_core.config import Config
@@ -121,8 +122,8 @@ def new_manifest(options: RunOptions, config: Config) -> Manifest:
     sequence = selector.strategies if isinstance(selector, ReplaySequence) else ()
     return Manifest(
         task=options.task,
-        target=options.target,
-        optimizer=options.optimizer,
+        target=resolve_spec(options.target),  # Bedrock's anthropic_version choice, written out
+        optimizer=resolve_spec(options.optimizer),
         seed=config.seed,
         profile=options.profile,
         config=config,

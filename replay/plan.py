@@ -78,8 +78,9 @@ def _times(usage: Usage, k: int) -> Usage:
     return Usage(input_tokens=usage.input_tokens * k, output_tokens=usage.output_tokens * k)
 
 
-def _cost(value: float | None, model: str) -> str:
-    return f"~${value:.2f}" if value is not None else f"no price for {model} in llm_cache/prices.json"
+def _cost(usage: Usage, model: str) -> str:
+    estimate = default_prices().estimate(model, usage)
+    return estimate.describe() if estimate else f"no price for {model} in llm_cache/prices.json"
 
 
 def render_plan(plan: Plan, config: Config) -> RenderableType:
@@ -98,10 +99,13 @@ def render_plan(plan: Plan, config: Config) -> RenderableType:
                             "screening)")
     table.add_row("target", f"{config.target_model}: {plan.target_usage.input_tokens:,} in / "
                             f"{plan.target_usage.output_tokens:,} out tokens, "
-                            f"{_cost(plan.target_cost, config.target_model)}")
+                            f"{_cost(plan.target_usage, config.target_model)}")
     table.add_row("optimizer", f"{config.optimizer_model}: {plan.optimizer_usage.input_tokens:,} "
                                f"in / {plan.optimizer_usage.output_tokens:,} out tokens, "
-                               f"{_cost(plan.optimizer_cost, config.optimizer_model)}")
+                               f"{_cost(plan.optimizer_usage, config.optimizer_model)}")
+    for model in dict.fromkeys((config.target_model, config.optimizer_model)):
+        if (rates := default_prices().describe_rates(model)) is not None:
+            table.add_row("prices", f"{model}: {rates}")
     parts: list[RenderableType] = [table]
     if plan.warning:
         parts.append(Text(f"warning: {plan.warning}", style="bold yellow"))
