@@ -4,13 +4,27 @@ whitespace-only text block with HTTP 400)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from llm_cache.backends.anthropic_backend import AnthropicBackend
+from llm_cache.client import CachedLLM
+from llm_cache.fake_server import FakeAnthropicServer
 from llm_cache.records import CallKind, Message, Request, Response, Role, Usage
 from stratune_core.config import Config
+from stratune_core.events import RunFinished
 from stratune_core.optimizer import BLANK_REPLY, repair_request
+from stratune_core.prompts import OPTIMIZER_SYSTEM
 from stratune_core.run import run
-from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
+from tests.support.toy import (
+    OPTIMIZER_MODEL,
+    TARGET_MODEL,
+    InProcessLLM,
+    ToyOptimizer,
+    ToyTask,
+    toy_responder,
+)
 
 BLANKS = ["", " ", "\n\n", " \t\r\n "]
 
@@ -53,3 +67,33 @@ def test_the_repair_keeps_the_first_request_and_a_real_reply():
     assert repair.messages[0] == first.messages[0]
     assert repair.messages[1].text() == "  not a candidate \n"  # a usable text is sent as it was
     assert repair.messages[2].role == "user" and "the <candidate> block" in repair.messages[2].text()
+
+
+def test_a_blank_reply_over_the_real_sdk_is_repaired_not_refused(tmp_path):
+    """Through the Anthropic SDK and the fake Messages API (which answers a whitespace-only text
+    block with 400, as the real one does): every first generation reply is blank, and the run
+    still finishes, each blank answered by a repair turn the API accepts."""
+    toy = toy_responder()
+
+    def respond(body):
+        system = body.get("system", "")
+        if isinstance(system, list):  # blocks, when the backend marks them for caching
+            system = "".join(block.get("text", "") for block in system)
+        first_generation = (body["model"] == OPTIMIZER_MODEL and len(body["messages"]) == 1
+                            and system == OPTIMIZER_SYSTEM)
+        return " \n " if first_generation else toy(body)
+
+    config = Config(seed=5, target_model=TARGET_MODEL, optimizer_model=OPTIMIZER_MODEL,
+                    max_rounds=3)
+    with FakeAnthropicServer(responder=respond) as server:
+        backends = {role: AnthropicBackend(model, api_key="test", base_url=server.url)
+                    for role, model in ((Role.TARGET, TARGET_MODEL),
+                                        (Role.OPTIMIZER, OPTIMIZER_MODEL))}
+        with CachedLLM.open(tmp_path / "cache", backends=backends, mode="live") as llm:
+            result = run(config, ToyTask(n_train=48), llm)
+        repairs = [r.body for r in server.requests if len(r.body["messages"]) == 3]
+    assert isinstance(result.events[-1], RunFinished)
+    assert repairs
+    for body in repairs:
+        assert body["messages"][1]["role"] == "assistant"
+        assert json.dumps(body["messages"][1]["content"]).count(BLANK_REPLY) == 1
