@@ -17,14 +17,7 @@ from stratune_core.events import RunFinished
 from stratune_core.optimizer import BLANK_REPLY, repair_request
 from stratune_core.prompts import OPTIMIZER_SYSTEM
 from stratune_core.run import run
-from tests.support.toy import (
-    OPTIMIZER_MODEL,
-    TARGET_MODEL,
-    InProcessLLM,
-    ToyOptimizer,
-    ToyTask,
-    toy_responder,
-)
+from tests.support import toy
 
 BLANKS = ["", " ", "\n\n", " \t\r\n "]
 
@@ -33,7 +26,7 @@ class _Blank:
     """The toy optimizer, answering `kind` calls with a blank reply unless it is a repair."""
 
     def __init__(self, kind: CallKind, reply: str) -> None:
-        self.base, self.kind, self.reply = ToyOptimizer(style="good"), kind, reply
+        self.base, self.kind, self.reply = toy.ToyOptimizer(style="good"), kind, reply
 
     def __call__(self, request: Request) -> Response:
         if request.kind is self.kind and len(request.messages) == 1:
@@ -42,8 +35,8 @@ class _Blank:
 
 
 def _repairs(kind: CallKind, reply: str) -> list[Request]:
-    llm = InProcessLLM(optimizer=_Blank(kind, reply))
-    run(Config(seed=1, max_rounds=4), ToyTask(), llm)
+    llm = toy.InProcessLLM(optimizer=_Blank(kind, reply))
+    run(Config(seed=1, max_rounds=4), toy.ToyTask(), llm)
     return [r for r in llm.calls if r.kind is kind and len(r.messages) > 1]
 
 
@@ -73,24 +66,24 @@ def test_a_blank_reply_over_the_real_sdk_is_repaired_not_refused(tmp_path):
     """Through the Anthropic SDK and the fake Messages API (which answers a whitespace-only text
     block with 400, as the real one does): every first generation reply is blank, and the run
     still finishes, each blank answered by a repair turn the API accepts."""
-    toy = toy_responder()
+    respond_as_toy = toy.toy_responder()
 
     def respond(body):
         system = body.get("system", "")
         if isinstance(system, list):  # blocks, when the backend marks them for caching
             system = "".join(block.get("text", "") for block in system)
-        first_generation = (body["model"] == OPTIMIZER_MODEL and len(body["messages"]) == 1
+        first_generation = (body["model"] == toy.OPTIMIZER_MODEL and len(body["messages"]) == 1
                             and system == OPTIMIZER_SYSTEM)
-        return " \n " if first_generation else toy(body)
+        return " \n " if first_generation else respond_as_toy(body)
 
-    config = Config(seed=5, target_model=TARGET_MODEL, optimizer_model=OPTIMIZER_MODEL,
+    config = Config(seed=5, target_model=toy.TARGET_MODEL, optimizer_model=toy.OPTIMIZER_MODEL,
                     max_rounds=3)
     with FakeAnthropicServer(responder=respond) as server:
         backends = {role: AnthropicBackend(model, api_key="test", base_url=server.url)
-                    for role, model in ((Role.TARGET, TARGET_MODEL),
-                                        (Role.OPTIMIZER, OPTIMIZER_MODEL))}
+                    for role, model in ((Role.TARGET, toy.TARGET_MODEL),
+                                        (Role.OPTIMIZER, toy.OPTIMIZER_MODEL))}
         with CachedLLM.open(tmp_path / "cache", backends=backends, mode="live") as llm:
-            result = run(config, ToyTask(n_train=48), llm)
+            result = run(config, toy.ToyTask(n_train=48), llm)
         repairs = [r.body for r in server.requests if len(r.body["messages"]) == 3]
     assert isinstance(result.events[-1], RunFinished)
     assert repairs
