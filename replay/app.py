@@ -17,6 +17,7 @@ from rich.logging import RichHandler
 from llm_cache import cli as cache_cli
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
+from stratune_core.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
@@ -46,8 +47,7 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     p.add_argument("--profile", default="paper", choices=("paper", "released"))
     p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
     ab = p.add_argument_group("ablations (paper §4.1)")
-    ab.add_argument("--selector", help="llm | fixed:I1|I2|I3 | random | rotation | once | "
-                                       "replay:<trace dir> | bandit:epsilon_greedy|ucb1|thompson")
+    ab.add_argument("--selector", help=selector_usage())
     ab.add_argument("--forms", choices=("all", "F4"))
     ab.add_argument("--operator", help="fixed operator STRATEGY+FORM, e.g. I3+F3")
     ab.add_argument("--no-history", action="store_true", help="hide the evaluation history")

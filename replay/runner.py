@@ -18,7 +18,7 @@ from llm_cache.client import CachedLLM
 from llm_cache.errors import CacheMiss, LLMError
 from replay import models
 from replay.evaluate import score_with_bar
-from replay.options import RunOptions, build_config, new_manifest, replay_sequence
+from replay.options import RunOptions, build_config, new_manifest
 from replay.plan import make_plan
 from replay.progress import TrainProgress
 from replay.serde import Manifest, TraceError, digest_of, event_to_line
@@ -40,8 +40,7 @@ def train(options: RunOptions, out: str | Path, console: Console, *, concurrency
     skill on that split afterwards (not counted in the budget) into evaluation.json."""
     run_dir = RunDir.at(out)
     config = build_config(options)
-    sequence = replay_sequence(config)
-    manifest = new_manifest(options, config, sequence)
+    manifest = new_manifest(options, config)
     if run_dir.exists():
         _check_same_run(run_dir, manifest)
     task = models.load_task(options.task, data_dir=options.data_dir)
@@ -57,7 +56,7 @@ def train(options: RunOptions, out: str | Path, console: Console, *, concurrency
     final_id: str | None = None
     try:
         with progress:
-            for state, events in iterate(config, task, llm, replay_sequence=sequence):
+            for state, events in iterate(config, task, llm):
                 writer.write(events)
                 progress.update(state, events, llm.accounting())
                 for event in events:
@@ -172,8 +171,7 @@ def replay(path: str | Path, console: Console) -> int:
     n = 0
     with _private_cache(run_dir) as cache, CachedLLM.open(cache, backends={}, mode="replay") as llm:
         try:
-            for _, events in iterate(manifest.config, task, llm,
-                                     replay_sequence=manifest.replay_sequence):
+            for _, events in iterate(manifest.config, task, llm):
                 for event in events:
                     line = event_to_line(event)
                     n += 1

@@ -113,7 +113,7 @@ def test_manifest_of_a_bedrock_run_names_the_version(tmp_path):
 
     options = RunOptions(task=TaskSpec(spec="demo"), target=f"bedrock:{HAIKU_ID}?region=eu-west-1",
                          optimizer="anthropic:claude-sonnet-4-6")
-    manifest = new_manifest(options, build_config(options), ())
+    manifest = new_manifest(options, build_config(options))
     assert manifest.target.endswith(f"&bedrock_anthropic_version={LEGACY_VERSION}")
     assert manifest.optimizer == "anthropic:claude-sonnet-4-6"
 

@@ -1,4 +1,5 @@
-"""SpreadsheetBench: one Python program per task, run per case in the sandbox (notes §8.4).
+"""SpreadsheetBench: one Python program per task, run per case in the sandbox (docs/design.md,
+"Tasks").
 
 Layout: `<data>/SpreadsheetBench/{train,test}/tasks.json` (+ task_ids.json) with workbooks in
 `<split>/<dir>/` (`dir` = "spreadsheet/<id>"). Every case's input and answer workbook is checked

@@ -125,7 +125,7 @@ def _round_row(group: tuple[RoundView, ...]) -> tuple[Text | str, ...]:
     why = "skipped: " + ", ".join(r.skipped) if r.skipped else ""
     if r.operator is not None:
         op = operator_label(r.operator.strategy, r.operator.form)
-        why = r.operator.why or r.operator.source
+        why = r.operator.why or str(r.operator.source)
     cands = r.candidates
     names = _cell(cands, lambda c: c.candidate_id[:6])
     if r.invalid:  # on a line of its own, below the candidates' lines

@@ -1,4 +1,4 @@
-"""SpreadsheetBench cell comparison over already-loaded cell values (notes §8.4).
+"""SpreadsheetBench cell comparison over already-loaded cell values (docs/design.md, "Tasks").
 
 A workbook here is `Mapping[sheet name, Mapping[(row, col), value]]` with 1-based indices,
 values as openpyxl gives them with `data_only=True` (formulas the code wrote are not
