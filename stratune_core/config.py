@@ -70,7 +70,9 @@ class Config:
     validation_frac: float = _float(0.3, number(0.0, 1.0, low_open=True))
     validation_min: int = _int(0, 0)  # released: 100
     validation_max: int | None = _int(None, 1)  # released: 300
-    validation_lb_check: bool = _flag(True)  # released: no LB(D, D+U) check in validation
+    # LB(D, D+U) <= 1/2 in validation: both the paper and the released code check it; False is
+    # an ablation switch only
+    validation_lb_check: bool = _flag(True)
     validation_floor: float = _float(0.0, UNIT)  # released: eps_v is max(eps0, 0.010)
 
     # --- saved candidates and final selection ------------------------------------------------
@@ -175,7 +177,6 @@ def released() -> Config:
     return Config(
         validation_min=100,
         validation_max=300,
-        validation_lb_check=False,
         validation_floor=0.010,
         archive_cap=4,
         final_seats=2,

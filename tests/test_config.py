@@ -26,7 +26,7 @@ def test_released_profile_values() -> None:
     """The released profile changes exactly the documented fields."""
     r = released()
     assert (r.validation_min, r.validation_max) == (100, 300)
-    assert not r.validation_lb_check and r.validation_floor == 0.010
+    assert r.validation_lb_check and r.validation_floor == 0.010  # LB(D, D+U) in both
     assert (r.archive_cap, r.final_seats, r.n_candidates_i1) == (4, 2, 2)
     assert r.early_stopping and r.max_epochs == 4
     same = {"eps_v", "delta", "z", "screen_solved", "screen_random", "n_batches", "i3_k"}

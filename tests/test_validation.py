@@ -33,11 +33,23 @@ def test_paper_rejects_losses_majority_among_changes() -> None:
     assert out.failed == (Reason.LOSSES_AMONG_CHANGES,)
 
 
-def test_released_has_no_flip_check() -> None:
-    """Released profile drops the LB check, so the same scores pass on gain alone."""
+def test_released_also_rejects_losses_majority_among_changes() -> None:
+    """The released code checks flip_balance_lb = LB(D, D+U) <= 0.5 in validation as well."""
     out = validate(FLIP_BASE, FLIP_CAND, config=released(), eps0=0.001, success_threshold=0.9)
-    assert out.passed
-    assert [c.name for c in out.checks] == ["gain"]
+    assert out.failed == (Reason.LOSSES_AMONG_CHANGES,)
+    assert [c.name for c in out.checks] == ["gain", "lb_d_du"]
+
+
+@pytest.mark.parametrize("profile", [paper, released])
+def test_issue_11_case_is_rejected_by_both_profiles(profile) -> None:
+    """Issue 11, defect 1: 10 solved samples drop to 0.85 (< 0.9, so D = 10), 3 are newly solved
+    (U = 3): the gain 1.5/120 = 0.0125 clears both thresholds, but LB(10, 13) = 0.58 > 1/2."""
+    base = [1.0] * 10 + [0.0] * 3 + [0.5] * 107
+    cand = [0.85] * 10 + [1.0] * 3 + [0.5] * 107
+    out = validate(base, cand, config=profile(), eps0=0.001, success_threshold=0.9)
+    assert (out.stats.counts.D, out.stats.counts.U) == (10, 3)
+    assert out.stats.gain == pytest.approx(0.0125)
+    assert not out.passed and out.failed == (Reason.LOSSES_AMONG_CHANGES,)
 
 
 def test_gain_below_eps_v_fails() -> None:

@@ -26,7 +26,7 @@ def validation_threshold(config: Config, eps0: float) -> float:
 
 def validation_gates(config: Config, threshold: float) -> tuple[Gate, ...]:
     gates: tuple[Gate, ...] = (gain_at_least(threshold),)
-    if config.validation_lb_check:  # released: no LB(D, D+U) check in validation
+    if config.validation_lb_check:
         gates += (losses_among_changes(config.lb_limit, config.z),)
     return gates
 
