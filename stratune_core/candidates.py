@@ -1,6 +1,7 @@
 """From an optimizer's raw candidate to a registered candidate skill, checked before any budget
-is spent: the patch applies, F2 examples are grounded in offered solved samples, F4 keeps the
-output-format lines. A failed check is recorded as an invalid outcome in the history."""
+is spent: the form (the requested one when only one was requested), the patch applies, F2
+examples are grounded in offered solved samples, F4 keeps the output-format lines. A failed
+check is recorded as an invalid outcome in the history."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from stratune_core.context import Env
 from stratune_core.enums import Form, Reason, Strategy, Verdict
 from stratune_core.events import CandidateGenerated, CandidateInvalid, Event, SkillAdded
 from stratune_core.feedback import Feedback
-from stratune_core.forms import check_format_kept, check_grounding
+from stratune_core.forms import OfferedExample, check_format_kept, check_grounding
 from stratune_core.history import HistoryEntry
 from stratune_core.patches import PatchError, RawCandidate, apply_patch, rewrite_cap
 from stratune_core.state import State
@@ -40,6 +41,70 @@ def _invalid(
     return state.evolve(history=state.history.add_entry(entry)), (event,), None
 
 
+def resolve_form(raw: RawCandidate, forms: Sequence[Form]) -> Form | None:
+    """The form a candidate is judged as. When exactly one form was requested the <form> tag
+    is redundant: the candidate is taken as that form whatever its label says (a weak model
+    copies the label of the format example), and its content must then meet that form's rules.
+    Otherwise the label decides, and must name one of the requested forms."""
+    return forms[0] if len(forms) == 1 else raw.form
+
+
+@frozen(kw_only=True)
+class Checked:
+    """A candidate that passed every check made before budget is spent."""
+
+    form: Form
+    text: str
+    used_examples: frozenset[str] = field(factory=frozenset)
+
+
+@frozen(kw_only=True)
+class Refused:
+    reason: Reason
+    detail: str
+
+
+def check_candidate(
+    raw: RawCandidate,
+    form: Form | None,
+    *,
+    forms: Sequence[Form],
+    parent: str,
+    examples: Sequence[OfferedExample],
+    max_edits: int,
+    rewrite_factor: int,
+    rewrite_slack_chars: int,
+) -> Checked | Refused:
+    """The checks of a candidate judged as `form` (`resolve_form`), before any budget is
+    spent: it parsed, its form was requested, F4 rewrites and the others edit, the patch
+    applies, F4 keeps the output-format lines and F2 adds only offered example lines."""
+    if raw.patch is None:
+        return Refused(reason=Reason.UNPARSEABLE, detail=raw.error or "no patch")
+    if form is None or form not in forms:
+        allowed = ", ".join(f.value for f in forms)
+        got = "no form" if form is None else form.value
+        return Refused(reason=Reason.INVALID_PATCH, detail=f"{got}; allowed: {allowed}")
+    if raw.patch.is_rewrite != (form is Form.F4):
+        detail = "F4 needs a <rewrite>" if form is Form.F4 else f"{form.value} cannot rewrite"
+        return Refused(reason=Reason.INVALID_PATCH, detail=detail)
+    try:
+        text = apply_patch(
+            parent, raw.patch, max_edits=max_edits,
+            rewrite_cap=rewrite_cap(parent, rewrite_factor, rewrite_slack_chars),
+        )
+    except PatchError as exc:
+        return Refused(reason=exc.reason, detail=exc.detail)
+    if form is Form.F4 and (missing := check_format_kept(parent, text)) is not None:
+        return Refused(reason=Reason.FORMAT_CHANGED, detail=missing)
+    used: frozenset[str] = frozenset()
+    if form is Form.F2:
+        grounded = check_grounding(parent, text, examples, raw.sources)
+        if isinstance(grounded, str):
+            return Refused(reason=Reason.UNGROUNDED_EXAMPLE, detail=grounded)
+        used = frozenset(grounded)
+    return Checked(form=form, text=text, used_examples=used)
+
+
 def prepare_candidate(
     state: State,
     env: Env,
@@ -52,36 +117,15 @@ def prepare_candidate(
     draw: int = 0,
 ) -> tuple[State, tuple[Event, ...], Prepared | None]:
     cfg = env.config
-    form = raw.form if raw.form is not None else (forms[0] if len(forms) == 1 else None)
-    if raw.patch is None:
-        return _invalid(state, strategy, form, Reason.UNPARSEABLE, raw.error or "no patch", draw)
-    if form is None or form not in forms:
-        allowed = ", ".join(f.value for f in forms)
-        got = "no form" if form is None else form.value
-        return _invalid(state, strategy, form, Reason.INVALID_PATCH, f"{got}; allowed: {allowed}", draw)
-    if raw.patch.is_rewrite != (form is Form.F4):
-        detail = "F4 needs a <rewrite>" if form is Form.F4 else f"{form.value} cannot rewrite"
-        return _invalid(state, strategy, form, Reason.INVALID_PATCH, detail, draw)
-    parent = state.text(parent_id)
-    try:
-        text = apply_patch(
-            parent,
-            raw.patch,
-            max_edits=cfg.max_edits,
-            rewrite_cap=rewrite_cap(parent, cfg.rewrite_factor, cfg.rewrite_slack_chars),
-        )
-    except PatchError as exc:
-        return _invalid(state, strategy, form, exc.reason, exc.detail, draw)
-    used: frozenset[str] = frozenset()
-    if form is Form.F4:
-        missing = check_format_kept(parent, text)
-        if missing is not None:
-            return _invalid(state, strategy, form, Reason.FORMAT_CHANGED, missing, draw)
-    if form is Form.F2:
-        grounded = check_grounding(parent, text, feedback.examples, raw.sources)
-        if isinstance(grounded, str):
-            return _invalid(state, strategy, form, Reason.UNGROUNDED_EXAMPLE, grounded, draw)
-        used = frozenset(grounded)
+    form = resolve_form(raw, forms)
+    checked = check_candidate(
+        raw, form, forms=forms, parent=state.text(parent_id), examples=feedback.examples,
+        max_edits=cfg.max_edits, rewrite_factor=cfg.rewrite_factor,
+        rewrite_slack_chars=cfg.rewrite_slack_chars,
+    )
+    if isinstance(checked, Refused):
+        return _invalid(state, strategy, form, checked.reason, checked.detail, draw)
+    form, text, used = checked.form, checked.text, checked.used_examples
     state, cid, is_new = state.with_skill(text, parent_id)
     if not is_new:
         return _invalid(state, strategy, form, Reason.DUPLICATE, f"skill {cid} was seen before", draw)

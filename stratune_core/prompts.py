@@ -26,12 +26,10 @@ SELECTION_SYSTEM = "You are the strategy controller of a skill-optimization loop
 
 PATCH_FORMAT = """Write each candidate in exactly this format (plain text, no JSON):
 <candidate>
-<form>F1</form>
+<form>{form}</form>
 <theme>a few words naming the change</theme>
 <sources>ids of offered examples you copied, comma-separated (F2 only)</sources>
-<edit op="append">
-text added at the end of the skill
-</edit>
+{body}
 </candidate>
 
 Edit operations (1 to {max_edits} per candidate, applied in order):
@@ -42,6 +40,16 @@ A full rewrite (form F4 only) replaces all edits:
 <rewrite>
 the complete new skill
 </rewrite>"""
+_EXAMPLE_EDIT = '<edit op="append">\ntext added at the end of the skill\n</edit>'
+_EXAMPLE_REWRITE = "<rewrite>\nthe complete new skill\n</rewrite>"
+
+
+def patch_format(forms: Sequence[Form], max_edits: int) -> str:
+    """`PATCH_FORMAT` with its example in a requested form (the first one; the only one when a
+    single form is requested, so a model that copies the example copies the right label)."""
+    form = forms[0] if forms else Form.F1
+    body = _EXAMPLE_REWRITE if form is Form.F4 else _EXAMPLE_EDIT
+    return PATCH_FORMAT.format(form=form.value, body=body, max_edits=max_edits)
 
 
 def _fmt_gain(value: float | None) -> str:
@@ -220,4 +228,4 @@ def generation_prompt(
 {ask}{draw_note}
 {rule_text}
 
-{PATCH_FORMAT.format(max_edits=max_edits)}"""
+{patch_format(forms, max_edits)}"""
