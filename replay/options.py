@@ -17,7 +17,7 @@ from replay.serde import Manifest, Package, TaskSpec, TraceError
 from stratune_core.config import Config
 from stratune_core.config_layers import Layer, layer_config
 from stratune_core.errors import ConfigError
-from stratune_core.events import OperatorChosen
+from stratune_core.events import OperatorChosen, RoundStarted
 from stratune_core.selectors.scripted import ReplaySequence, recorded_strategies
 
 PACKAGES = ("stratune", "attrs", "cattrs", "anthropic", "diskcache", "xxhash", "numpy", "rich")
@@ -83,8 +83,9 @@ def with_recorded_sequence(config: Config) -> Config:
         _, events = RunDir.at(selector.trace).read_events()
     except TraceError as exc:
         raise ConfigError(f"selector {selector}: {exc}") from None
-    sequence = recorded_strategies(e for e in events if isinstance(e, OperatorChosen))
-    if not sequence:
+    rounds = sum(isinstance(e, RoundStarted) for e in events)
+    sequence = recorded_strategies(rounds, (e for e in events if isinstance(e, OperatorChosen)))
+    if not any(s is not None for s in sequence):
         raise ConfigError(f"selector {selector}: the trace chose no operators")
     return config.replace(selector=attrs.evolve(selector, strategies=sequence))
 

@@ -144,8 +144,9 @@ class Manifest:
     seed: int
     profile: str = "paper"
     config: Config
-    # A `replay:` selector's recorded sequence; the config keeps only the selector's spelling.
-    replay_sequence: tuple[Strategy, ...] = field(default=(), converter=tuple)
+    # A `replay:` selector's recorded sequence by round (null: no strategy recorded in that
+    # round); the config keeps only the selector's spelling.
+    replay_sequence: tuple[Strategy | None, ...] = field(default=(), converter=tuple)
     packages: tuple[Package, ...] = field(default=(), converter=tuple)
     git_revision: str | None = None
     events: int = 0

@@ -84,6 +84,7 @@ class ChoiceRule(enum.StrEnum):
     FIRST_ROUND = "first-round"  # no history yet: the first round is I1
     STRATEGY_FLOOR = "strategy-floor"  # the released code's floors (strategy_floors.py)
     OPERATOR = "operator"  # a fixed operator (strategy + form) from the config
+    NOT_RECORDED = "not-recorded"  # replay: the recorded run chose nothing in this round
 
 
 class Purpose(enum.StrEnum):

@@ -11,11 +11,12 @@ from stratune_core.budget import Budget
 from stratune_core.config import Config
 from stratune_core.enums import ChoiceRule, Strategy, Verdict
 from stratune_core.errors import ConfigError
+from stratune_core.events import OperatorChosen
 from stratune_core.history import History, HistoryEntry, OperatorChoice
 from stratune_core.operator_choice import pick_strategy
 from stratune_core.selectors.base import SelectorContext
 from stratune_core.selectors.registry import SELECTORS, parse_selector, selector_usage
-from stratune_core.selectors.scripted import ReplaySequence
+from stratune_core.selectors.scripted import ReplaySequence, recorded_strategies
 
 I1, I2, I3 = Strategy.I1, Strategy.I2, Strategy.I3
 
@@ -91,9 +92,25 @@ def test_once_waits_for_the_first_free_decision_then_keeps_it():
     assert once.remember(None, I2) is I2 and once.remember(I2, I3) is I2
 
 
-def test_replay_follows_the_sequence_and_wraps():
-    seq = (I2, I3, I1, I1)
-    assert [choose("replay:run.jsonl", r, replay=seq) for r in range(6)] == [I2, I3, I1, I1, I2, I3]
+def test_replay_is_aligned_by_round():
+    """Issue 11: recorded rounds 0:I1, 1:skipped, 2:I3, 3:I2. Round r uses the strategy of
+    recorded round r (the old filter-and-wrap gave I1, I3, I2, I1); a round with nothing
+    recorded, skipped or past the recording's end, uses I1 and says so."""
+    seq = (I1, None, I3, I2)
+    assert [choose("replay:run", r, replay=seq) for r in range(6)] == [I1, I1, I3, I2, I1, I1]
+    selector = attrs.evolve(parse_selector("replay:run"), strategies=seq)
+    context = SelectorContext(round=1, history=History(), budget=Budget(limit=1), config=Config(),
+                              rng=np.random.default_rng(0))
+    assert selector.choose(context, None).source is ChoiceRule.NOT_RECORDED
+    later = attrs.evolve(context, round=2)
+    assert selector.choose(later, None).source == selector
+
+
+def test_recorded_strategies_keep_skipped_and_trailing_rounds():
+    chosen = [OperatorChosen(round=r, strategy=s, form=None, why="", source="llm")
+              for r, s in ((0, I1), (2, I3), (3, I2))]
+    assert recorded_strategies(6, chosen) == (I1, None, I3, I2, None, None)
+    assert recorded_strategies(2, chosen) == (I1, None, I3, I2)  # an interrupted trace
 
 
 def test_replay_without_sequence_is_a_config_error():

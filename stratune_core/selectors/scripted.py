@@ -1,5 +1,6 @@
 """Selectors that follow a script from round 0 on and never ask the optimizer (paper §4.1):
-one fixed strategy, a uniform random one, a rotation, or another run's recorded sequence."""
+one fixed strategy, a uniform random one, a rotation, or another run's recorded sequence
+(aligned by round)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Self
 
 from attrs import field, frozen
 
-from stratune_core.enums import Strategy
+from stratune_core.enums import ChoiceRule, Strategy
 from stratune_core.errors import ConfigError
 from stratune_core.selectors.base import Pick, Selector, SelectorContext, enum_argument
 
@@ -63,18 +64,30 @@ class Rotation(Selector):
         return Pick(strategy=ORDER[context.round % len(ORDER)], source=self)
 
 
-def recorded_strategies(chosen: Iterable[OperatorChosen]) -> tuple[Strategy, ...]:
-    """The strategy sequence a `replay:` selector follows, from a recorded run's choices.
-
-    Today: the choices in order (skipped rounds have none), replayed cyclically by
-    `ReplaySequence.choose`. These two functions are the whole of the replay rule.
-    """
-    return tuple(e.strategy for e in chosen)
+def recorded_strategies(
+    rounds: int, chosen: Iterable[OperatorChosen]
+) -> tuple[Strategy | None, ...]:
+    """The strategy sequence a `replay:` selector follows, aligned by round: entry r is the
+    strategy the recorded run used in its round r, None for a round it ran without choosing one
+    (no failures on its batch, or a fixed F2 operator without material). `rounds` is the number
+    of rounds the recorded run started; the sequence covers every choice even past it."""
+    by_round = {e.round: e.strategy for e in chosen}
+    length = max([rounds, *(r + 1 for r in by_round)])
+    return tuple(by_round.get(r) for r in range(length))
 
 
 @frozen(kw_only=True)
 class ReplaySequence(Selector):
-    """Another run's strategy sequence (`replay:<run dir>`), in a new run (another seed).
+    """Another run's strategy sequence (`replay:<run dir>`), in a new run (another seed), round
+    by round (paper §4.1: "follows round by round the strategy sequence recorded"): round r uses
+    the strategy recorded at round r.
+
+    Where the recording has no strategy for round r (the recorded run skipped it, or the new
+    run outlives the recording) the round uses I1, the method's own rule where there is nothing
+    to choose from (the first round, and the fallback for an unusable selection reply), with
+    the source `not-recorded`. It never asks the optimizer: that would bring back the per-round
+    decision the ablation removes. Cycling the sequence (the old behaviour) or carrying the
+    last strategy forward would invent decisions the recorded run never took at that round.
 
     `strategies` is read from the trace by the shell (`recorded_strategies`); the spelling keeps
     only the trace, and the manifest stores the sequence beside the config.
@@ -83,7 +96,7 @@ class ReplaySequence(Selector):
     name: ClassVar[str] = "replay"
     usage: ClassVar[str] = "replay:<run dir>"
     trace: str = field()
-    strategies: tuple[Strategy, ...] = field(default=(), converter=tuple)
+    strategies: tuple[Strategy | None, ...] = field(default=(), converter=tuple)
 
     @trace.validator
     def _trace_named(self, _attribute: object, value: str) -> None:
@@ -99,10 +112,10 @@ class ReplaySequence(Selector):
 
     @classmethod
     def examples(cls) -> tuple[Selector, ...]:
-        return (cls(trace="runs/other", strategies=(Strategy.I2, Strategy.I1)),)
+        return (cls(trace="runs/other", strategies=(Strategy.I1, None, Strategy.I3, Strategy.I2)),)
 
     def check_ready(self) -> None:
-        if not self.strategies:
+        if not any(s is not None for s in self.strategies):
             raise ConfigError(
                 f"selector: '{self}' needs the recorded strategy sequence, which is empty; "
                 "check that the trace records at least one round"
@@ -110,4 +123,8 @@ class ReplaySequence(Selector):
 
     def choose(self, context: SelectorContext, memory: Hashable) -> Pick:
         self.check_ready()
-        return Pick(strategy=self.strategies[context.round % len(self.strategies)], source=self)
+        r = context.round
+        recorded = self.strategies[r] if r < len(self.strategies) else None
+        if recorded is None:
+            return Pick(strategy=Strategy.I1, source=ChoiceRule.NOT_RECORDED)
+        return Pick(strategy=recorded, source=self)
