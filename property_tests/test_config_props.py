@@ -81,6 +81,7 @@ RANGES: dict[str, Any] = {
     "final_select_frac": Num(0.0, 1.0, low_open=True, high_open=True),
     "final_gain_floor": UNIT,
     "reserve": Int(0, optional=True),
+    "success_threshold": Num(0.0, 1.0, optional=True),
     "n_candidates_i1": Int(1),
     "i3_k": Int(1),
     "i3_submit_max": Int(1, 2),

@@ -142,8 +142,8 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     from replay.plan import make_plan, render_plan
 
     options = _options(args)
-    config = build_config(options)
     task = models.load_task(options.task, data_dir=options.data_dir)
+    config = build_config(options, task)
     console.print(render_plan(make_plan(config, task), config))
     return 0
 

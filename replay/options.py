@@ -12,13 +12,14 @@ import attrs
 from attrs import field, frozen
 
 from llm_cache.backends.bedrock import resolve_spec
-from replay.models import canonical_model
+from replay.models import canonical_model, load_task
 from replay.serde import Manifest, Package, TaskSpec, TraceError
 from stratune_core.config import Config
-from stratune_core.config_layers import Layer, layer_config
+from stratune_core.config_layers import Layer, layer_config, task_layer
 from stratune_core.errors import ConfigError
 from stratune_core.events import OperatorChosen, RoundStarted
 from stratune_core.selectors.scripted import ReplaySequence, recorded_strategies
+from stratune_core.task import Task
 
 PACKAGES = ("stratune", "attrs", "cattrs", "anthropic", "diskcache", "xxhash", "numpy", "rich")
 
@@ -59,10 +60,16 @@ def _file_layer(name: str) -> Layer:
     return Layer(where=str(path), values=data)
 
 
-def build_config(options: RunOptions) -> Config:
-    """The profile, then the --config file, then flags (later layers win), each value checked
-    by the same validators; then the model specs, and a `replay:` selector's recorded sequence."""
-    layers = [] if options.config_file is None else [_file_layer(options.config_file)]
+def build_config(options: RunOptions, task: Task | None = None) -> Config:
+    """The profile, then the task's preset, then the --config file, then flags (later layers
+    win), each value checked by the same validators; then the model specs, and a `replay:`
+    selector's recorded sequence. The manifest stores the result: the run's effective values.
+    `task` is the loaded task when the caller has it (else it is loaded here for its preset)."""
+    if task is None:
+        task = load_task(options.task, data_dir=options.data_dir)
+    layers = [task_layer(task.info)]
+    if options.config_file is not None:
+        layers.append(_file_layer(options.config_file))
     layers.append(Layer(where="command line", values={**dict(options.overrides),
                                                       "seed": options.seed}))
     config = layer_config(options.profile, layers).config.replace(

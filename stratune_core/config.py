@@ -35,6 +35,12 @@ from stratune_core.selectors.registry import to_selector
 UNIT = number(0.0, 1.0)  # a fraction, a score difference or a probability
 
 
+def round_half_up(value: float) -> int:
+    """The paper's round(): a half goes up (round(0.3 * 15) = 5), where Python's `round` goes
+    to the even neighbour (4). The 1e-9 absorbs float error (0.3 * 45 = 13.499999999999998)."""
+    return math.floor(value + 0.5 + 1e-9)
+
+
 def _int(default: int | None, low: int, high: int | None = None) -> Any:
     """A whole-number field in [low, high]; one whose default is None may be None."""
     return field(default=default, validator=integer(low, high, optional=default is None))
@@ -81,6 +87,7 @@ class Config:
     final_select_frac: float = _float(0.6, number(0.0, 1.0, low_open=True, high_open=True))
     final_gain_floor: float = _float(0.01, UNIT)
     reserve: int | None = _int(None, 0)  # None: min(1200, ceil(1.5 n))
+    success_threshold: float | None = _float(None, number(0.0, 1.0, optional=True))  # None: task's
 
     # --- strategies and forms ----------------------------------------------------------------
     n_candidates_i1: int = _int(1, 1)  # released: 2
@@ -141,10 +148,10 @@ class Config:
     def budget_for(self, n_train: int) -> int:
         if self.budget is not None:
             return self.budget
-        return int(round(self.budget_multiplier * n_train))
+        return round_half_up(self.budget_multiplier * n_train)
 
     def validation_size(self, n_train: int) -> int:
-        size = int(round(self.validation_frac * n_train))
+        size = round_half_up(self.validation_frac * n_train)
         size = max(size, self.validation_min)
         if self.validation_max is not None:
             size = min(size, self.validation_max)

@@ -21,6 +21,7 @@ from attrs import field, frozen
 
 from stratune_core.config import Config, profile
 from stratune_core.errors import ConfigError
+from stratune_core.records import TaskInfo
 from stratune_core.serde import one_line, structure, unstructure
 
 
@@ -38,6 +39,12 @@ class Layered:
 
     config: Config
     origins: Mapping[str, str] = field(repr=False)
+
+
+def task_layer(info: TaskInfo) -> Layer:
+    """The task preset: the task's own Config defaults (`TaskInfo.preset`), applied after the
+    profile and before the user's file and flags."""
+    return Layer(where=f"task {info.name} preset", values=dict(info.preset))
 
 
 def layer_config(profile_name: str, layers: Sequence[Layer]) -> Layered:

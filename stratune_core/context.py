@@ -38,6 +38,7 @@ class Env:
             train=train,
             train_ids=tuple(s.id for s in train),
             eps0=info.eps0 if config.eps0 is None else config.eps0,
-            threshold=info.success_threshold,
+            threshold=(info.success_threshold if config.success_threshold is None
+                       else config.success_threshold),
             shape=run_shape(config, len(train)),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -49,9 +50,18 @@ class Execution:
     summary: str = ""
 
 
+def _pairs(values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(dict(values).items()))
+
+
 @frozen(kw_only=True)
 class TaskInfo:
-    """Static facts about a task that the rules need."""
+    """Static facts about a task that the rules need.
+
+    `preset` holds the task's own defaults for `Config` fields (LiveMath screens on 24 + 24
+    samples, paper Table 5): a config layer between the profile and the user's file and flags
+    (`config_layers.task_layer`). Stored as sorted pairs so the record stays hashable.
+    """
 
     name: str
     initial_skill: str
@@ -59,6 +69,7 @@ class TaskInfo:
     binary: bool = True
     eps0: float = 0.0025
     max_tokens: int = 4096
+    preset: tuple[tuple[str, Any], ...] = field(default=(), converter=_pairs)
 
 
 def is_solved(score: float, threshold: float) -> bool:

@@ -20,6 +20,7 @@ def test_paper_defaults() -> None:
     assert (c.final_select_frac, c.final_gain_floor) == (0.6, 0.01)
     assert c.validation_lb_check and c.validation_floor == 0.0
     assert c.archive_cap is None and not c.early_stopping and c.n_candidates_i1 == 1
+    assert c.success_threshold is None
 
 
 def test_released_profile_values() -> None:
@@ -97,3 +98,31 @@ def test_replace_and_operator() -> None:
     with pytest.raises(ConfigError):
         paper().replace(no_such_field=1)
     assert issubclass(ConfigError, StraTuneError)
+
+@pytest.mark.parametrize(("n", "size"), [(15, 5), (45, 14), (397, 119), (629, 189), (5, 2)])
+def test_paper_rounding_takes_halves_up(n: int, size: int) -> None:
+    """The paper's round(0.3 n) rounds a half up (Python's round gives 4 for n = 15)."""
+    assert paper().validation_size(n) == size
+    assert paper().replace(budget_multiplier=1.5).budget_for(5) == 8  # 7.5
+
+
+def test_task_preset_sits_between_profile_and_user_layers() -> None:
+    """LiveMath's preset (24 + 24 screening samples, paper Table 5) beats the profile and loses
+    to the user's file and flags; `origins` names the layer of each field."""
+    from stratune_core.config_layers import Layer, layer_config, task_layer
+    from stratune_core.records import TaskInfo
+    from stratune_core.tasks.livemath import LiveMathTask
+
+    info = LiveMathTask.PRESET
+    assert dict(info) == {"screen_solved": 24, "screen_random": 24}
+    preset = task_layer(TaskInfo(name="livemath", initial_skill="s", preset=info))
+    for profile_name in ("paper", "released"):
+        layered = layer_config(profile_name, [preset])
+        assert (layered.config.screen_solved, layered.config.screen_random) == (24, 24)
+        assert layered.origins["screen_solved"] == "task livemath preset"
+    user = layer_config("paper", [preset, Layer(where="cfg.json", values={"screen_random": 12})])
+    assert (user.config.screen_solved, user.config.screen_random) == (24, 12)
+    assert user.origins["screen_random"] == "cfg.json"
+    bad = task_layer(TaskInfo(name="odd", initial_skill="s", preset={"screen_solvd": 1}))
+    with pytest.raises(ConfigError, match="task odd preset: unknown field"):
+        layer_config("paper", [bad])

@@ -162,3 +162,20 @@ def test_loader_without_strata_or_skill_uses_defaults(tmp_path: Path) -> None:
     task = loader.load(tmp_path)
     assert task.split("train")[0].stratum == "all"
     assert "ANSWER: <letter A-E>" in task.info.initial_skill
+
+
+def test_livemath_preset_reaches_the_manifest() -> None:
+    """Paper Table 5: LiveMath screens on 24 + 24 samples. The task's preset is a config layer
+    (after the profile, before the user's file and flags) and the manifest holds the effective
+    values; a flag still wins."""
+    from replay.options import RunOptions, build_config, new_manifest
+    from replay.serde import TaskSpec, manifest_to_data
+
+    options = RunOptions(task=TaskSpec(spec="livemath"), target="anthropic:claude-haiku-4-5",
+                         optimizer="anthropic:claude-sonnet-4-6")
+    manifest = manifest_to_data(new_manifest(options, build_config(options, _task())))
+    assert (manifest["config"]["screen_solved"], manifest["config"]["screen_random"]) == (24, 24)
+    flagged = RunOptions(task=options.task, target=options.target, optimizer=options.optimizer,
+                         overrides=(("screen_random", 10),))
+    config = build_config(flagged, _task())
+    assert (config.screen_solved, config.screen_random) == (24, 10)

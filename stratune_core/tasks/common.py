@@ -7,7 +7,9 @@ takes a `placement`; the default keeps the paper's "system = skill verbatim".
 from __future__ import annotations
 
 import enum
-from typing import ClassVar
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 import attrs
 from attrs import field, frozen
@@ -107,6 +109,8 @@ class BenchmarkTask:
     SOLVED_AT: ClassVar[float] = 1.0  # the success threshold
     BINARY: ClassVar[bool] = True
     EPS0: ClassVar[float] = 0.0025  # screening's gain floor
+    # the task's own Config defaults (a layer between the profile and the user's settings)
+    PRESET: ClassVar[Mapping[str, Any]] = MappingProxyType({})
 
     splits: Splits
     initial_skill: str
@@ -122,6 +126,7 @@ class BenchmarkTask:
             binary=self.BINARY,
             eps0=self.EPS0,
             max_tokens=self.max_tokens,
+            preset=self.PRESET,
         )
 
     def split(self, name: str) -> tuple[Sample, ...]:

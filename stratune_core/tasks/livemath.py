@@ -12,7 +12,9 @@ The guardrail (`aux`) is 1 when a label was found.
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 from attrs import field, frozen
 
@@ -72,6 +74,9 @@ def user_prompt(item: LiveMathItem) -> str:
 @frozen(kw_only=True)
 class LiveMathTask(SingleTurnTask):
     NAME: ClassVar[str] = "livemath"
+    # paper Table 5: LiveMath screens on 24 solved + 24 random samples (18 + 18 elsewhere)
+    PRESET: ClassVar[Mapping[str, Any]] = MappingProxyType(
+        {"screen_solved": 24, "screen_random": 24})
     max_tokens: int = MAX_TOKENS
 
     def user_text(self, sample: Sample) -> str:
