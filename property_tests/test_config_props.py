@@ -80,6 +80,7 @@ RANGES: dict[str, Any] = {
     "final_seats": Int(1, optional=True),
     "final_select_frac": Num(0.0, 1.0, low_open=True, high_open=True),
     "final_gain_floor": UNIT,
+    "reserve_rule": Spelled(("exact", "fixed")),
     "reserve": Int(0, optional=True),
     "success_threshold": Num(0.0, 1.0, optional=True),
     "n_candidates_i1": Int(1),

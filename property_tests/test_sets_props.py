@@ -48,8 +48,9 @@ def test_sets_are_disjoint_from_exclusions_and_each_other(inp, seed: int, v_size
 
 @given(set_inputs(), seeds)
 def test_screening_quotas_and_stratification(inp, seed: int) -> None:
-    """Solved part: min(quota, eligible solved) solved ids; random part: min(quota, rest);
-    each part is balanced over strata."""
+    """Solved part: min(quota, eligible solved) solved ids; random part: the random quota plus
+    the solved part's shortfall, or all the rest (Q_s keeps its full size); each part is
+    balanced over strata."""
     samples, solved, exclude, n_solved, n_random = inp
     q = screening_set(
         np.random.default_rng(seed),
@@ -65,7 +66,8 @@ def test_screening_quotas_and_stratification(inp, seed: int) -> None:
     head, tail = q[:k], q[k:]
     assert set(head) <= solved
     rest = [s for s in eligible if s.id not in set(head)]
-    assert len(tail) == min(n_random, len(rest))
+    assert len(tail) == min(n_random + (n_solved - k), len(rest))
+    assert len(q) == min(n_solved + n_random, len(eligible))
     assert _balanced(head, solved_pool) and _balanced(tail, rest)
 
 

@@ -4,7 +4,9 @@ The budget, reserve and set sizes are the run's own (`stratune_core/shape.py`); 
 are estimates from them, not a dry run: a round costs its batch (new executions of the current
 skill) plus the screening of each submitted candidate, plus validation for those that pass;
 I2/I3 add the ranking subset for their drafts. The cheapest round submits one candidate that
-fails screening; the dearest submits the most candidates and validates all of them.
+fails screening; the dearest submits the most candidates and validates all of them. The
+smallest budgets for 1 and 3 rounds are exact: they are what the run itself requires before a
+round starts (`RunShape.smallest_budget`).
 """
 
 from __future__ import annotations
@@ -36,12 +38,22 @@ class Plan:
     optimizer_usage: Usage
     target_cost: float | None
     optimizer_cost: float | None
+    screen_quota: int  # screen_solved + screen_random
 
     @property
     def warning(self) -> str | None:
+        one = self.shape.smallest_budget(1)
+        if self.shape.budget < one:
+            return (f"the budget cannot pay for one round: `stratune train` refuses it; use "
+                    f"--budget {one} or more ({self.shape.smallest_budget(3)} for 3 rounds)")
         if self.rounds_typical < 3:
             return (f"the budget affords about {self.rounds_typical} round(s); StraTune needs at "
                     "least 3 to choose between strategies: raise --budget")
+        quota = self.screen_quota
+        if self.shape.n_train - self.shape.batch < quota:
+            return (f"the training set is small: a candidate is screened on at most "
+                    f"{self.shape.n_train - self.shape.batch} samples instead of {quota}, so "
+                    "gains and regressions are coarse; add training samples")
         return None
 
 
@@ -50,8 +62,8 @@ def make_plan(config: Config, task: Task) -> Plan:
     shape = run_shape(config, len(train))
     batch, screening, validation = shape.batch, shape.screening, shape.validation
     submitted = max(config.n_candidates_i1, config.i3_submit_max)
-    cheap = batch + screening
-    dear = batch + config.i3_k * shape.ranking + submitted * (screening + validation)
+    cheap = shape.round_cost
+    dear = batch + (config.i3_k + 1) * shape.ranking + submitted * (2 * screening + 2 * validation)
     typical = batch + 1.5 * screening + 0.3 * validation
     rounds_typical = int(shape.usable // typical)
     skill = task.info.initial_skill
@@ -71,6 +83,7 @@ def make_plan(config: Config, task: Task) -> Plan:
         target_usage=target_usage, optimizer_usage=optimizer_usage,
         target_cost=prices.cost(config.target_model, target_usage),
         optimizer_cost=prices.cost(config.optimizer_model, optimizer_usage),
+        screen_quota=config.screen_solved + config.screen_random,
     )
 
 
@@ -91,7 +104,13 @@ def render_plan(plan: Plan, config: Config) -> RenderableType:
     shape = plan.shape
     table.add_row("training samples", str(shape.n_train))
     table.add_row("budget", f"{shape.budget} target executions on training samples")
-    table.add_row("reserve", f"{shape.reserve} for final skill selection")
+    if shape.exact_reserve:
+        table.add_row("reserve", "exact: the executions final skill selection needs for the "
+                                 "saved candidates (0 until one is saved)")
+    else:
+        table.add_row("reserve", f"{shape.reserve} for final skill selection")
+    table.add_row("smallest budget", f"{shape.smallest_budget(1)} for 1 round, "
+                                     f"{shape.smallest_budget(3)} for 3 rounds")
     table.add_row("per round", f"batch {shape.batch}, screening {shape.screening}/candidate, "
                                f"validation {shape.validation}, ranking subset {shape.ranking}")
     table.add_row("rounds", f"about {plan.rounds_typical} (from {plan.rounds_low} if every "

@@ -39,12 +39,14 @@ def train(options: RunOptions, out: str | Path, console: Console, *, concurrency
     """Record (or resume) a run in `out`; with `test_split`, score the initial and the final
     skill on that split afterwards (not counted in the budget) into evaluation.json."""
     run_dir = RunDir.at(out)
-    config = build_config(options)
+    task = models.load_task(options.task, data_dir=options.data_dir)
+    config = build_config(options, task)
     manifest = new_manifest(options, config)
     if run_dir.exists():
         _check_same_run(run_dir, manifest)
-    task = models.load_task(options.task, data_dir=options.data_dir)
-    warning = make_plan(config, task).warning
+    plan = make_plan(config, task)
+    plan.shape.require_one_round()  # exit 2 before the run directory is written
+    warning = plan.warning
     if warning is not None:
         console.print(f"[bold yellow]warning[/]: {warning}")
     run_dir.path.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,8 @@ from stratune_core.events import (
 )
 from stratune_core.execute import execute_groups
 from stratune_core.history import HistoryEntry
+from stratune_core.pool import prune
+from stratune_core.reserve import refresh
 from stratune_core.sets import screening_set, validation_set
 from stratune_core.state import State
 
@@ -97,13 +99,13 @@ def evaluate_candidate(
         theme=sub.theme,
     )
     if not q_s:
-        return _decide(state, (), HistoryEntry(
+        return _decide(state, env, (), HistoryEntry(
             **entry_base, verdict=Verdict.REJECTED_SCREENING, reasons=(Reason.EMPTY_SET,)
         ), None)
     state, events, s_out = _run_stage(state, env, sub, ref, q_s, Stage.SCREENING)
     if s_out is None:
         entry = HistoryEntry(**entry_base, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,))
-        return _decide(state, events, entry, None)
+        return _decide(state, env, events, entry, None)
     screened = dict(
         screen_gain=s_out.stats.gain,
         screen_wins=s_out.stats.wins,
@@ -115,7 +117,7 @@ def evaluate_candidate(
         entry = HistoryEntry(**entry_base, **screened, verdict=verdict, reasons=s_out.failed)
         if verdict is Verdict.SAVED:
             state = state.evolve(saved=(*state.saved, sub.candidate_id))
-        return _decide(state, events, entry, s_out)
+        return _decide(state, env, events, entry, s_out)
     if cfg.validation:
         q_v = validation_set(
             rng, samples=env.train, exclude=sub.exclude | set(q_s), size=env.shape.validation
@@ -125,7 +127,7 @@ def evaluate_candidate(
                 **entry_base, **screened, verdict=Verdict.REJECTED_VALIDATION,
                 reasons=(Reason.EMPTY_SET,),
             )
-            return _decide(state, events, entry, s_out)
+            return _decide(state, env, events, entry, s_out)
         state, validated, v_out = _run_stage(state, env, sub, ref, q_v, Stage.VALIDATION)
         events = (*events, *validated)
         if v_out is None:
@@ -134,20 +136,20 @@ def evaluate_candidate(
             entry = HistoryEntry(
                 **entry_base, **screened, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,)
             )
-            return _decide(state, events, entry, s_out)
+            return _decide(state, env, events, entry, s_out)
         if not v_out.passed:
             entry = HistoryEntry(
                 **entry_base, **screened, verdict=Verdict.REJECTED_VALIDATION,
                 reasons=v_out.failed, val_gain=v_out.stats.gain, held=False,
             )
-            return _decide(state, events, entry, s_out)
+            return _decide(state, env, events, entry, s_out)
         entry = HistoryEntry(
             **entry_base, **screened, verdict=Verdict.ACCEPTED, val_gain=v_out.stats.gain, held=True
         )
     else:
         entry = HistoryEntry(**entry_base, **screened, verdict=Verdict.ACCEPTED)
     state, replaced = _accept(state, sub.candidate_id)
-    return _decide(state, (*events, *replaced), entry, s_out)
+    return _decide(state, env, (*events, *replaced), entry, s_out)
 
 
 def _accept(state: State, candidate_id: str) -> tuple[State, tuple[Event, ...]]:
@@ -167,13 +169,17 @@ def _accept(state: State, candidate_id: str) -> tuple[State, tuple[Event, ...]]:
 
 
 def _decide(
-    state: State, events: tuple[Event, ...], entry: HistoryEntry, screening: Outcome | None
+    state: State, env: Env, events: tuple[Event, ...], entry: HistoryEntry,
+    screening: Outcome | None,
 ) -> Decided:
+    """Record the outcome, keep the saved pool within its cap and hold the reserve it needs."""
     decided = CandidateDecided(
         round=state.round,
         candidate_id=entry.candidate_id,
         verdict=entry.verdict,
         reasons=entry.reasons,
     )
-    state = state.evolve(history=state.history.add_entry(entry))
-    return state, (*events, decided), Evaluated(entry=entry, screening=screening)
+    state, pruned = prune(state.evolve(history=state.history.add_entry(entry)),
+                          env.config.archive_cap)
+    state = refresh(state, env)
+    return state, (*events, decided, *pruned), Evaluated(entry=entry, screening=screening)

@@ -18,6 +18,7 @@ from attrs import field, frozen
 
 from stratune_core.config_checks import (
     Validator,
+    enum_value,
     flag,
     integer,
     naming,
@@ -25,7 +26,7 @@ from stratune_core.config_checks import (
     number,
     to_float,
 )
-from stratune_core.enums import Form, FormMenu
+from stratune_core.enums import Form, FormMenu, ReserveRule
 from stratune_core.errors import ConfigError
 from stratune_core.operators import Operator, to_form_menu, to_operator
 from stratune_core.selectors.adaptive import LLMSelector
@@ -41,9 +42,10 @@ def round_half_up(value: float) -> int:
     return math.floor(value + 0.5 + 1e-9)
 
 
-def _int(default: int | None, low: int, high: int | None = None) -> Any:
-    """A whole-number field in [low, high]; one whose default is None may be None."""
-    return field(default=default, validator=integer(low, high, optional=default is None))
+def _int(default: int | None, low: int, high: int | None = None, *, none: bool = False) -> Any:
+    """A whole-number field in [low, high]; None is allowed too when the default is None or
+    `none` says so (None turns a limit off)."""
+    return field(default=default, validator=integer(low, high, optional=none or default is None))
 
 
 def _float(default: float | None, validator: Validator) -> Any:
@@ -82,11 +84,14 @@ class Config:
     validation_floor: float = _float(0.0, UNIT)  # released: eps_v is max(eps0, 0.010)
 
     # --- saved candidates and final selection ------------------------------------------------
-    archive_cap: int | None = _int(None, 1)  # released: 4
-    final_seats: int | None = _int(None, 1)  # released: 2 contenders
+    # App. B: the saved pool is maintained as in the released code, at most 4 (released rule)
+    archive_cap: int | None = _int(4, 1, none=True)  # None: no cap
+    final_seats: int | None = _int(None, 1)  # released: 2 contenders (App. B: every saved one)
     final_select_frac: float = _float(0.6, number(0.0, 1.0, low_open=True, high_open=True))
     final_gain_floor: float = _float(0.01, UNIT)
-    reserve: int | None = _int(None, 0)  # None: min(1200, ceil(1.5 n))
+    reserve_rule: ReserveRule = field(default=ReserveRule.EXACT,
+                                      converter=enum_value("reserve_rule", ReserveRule))
+    reserve: int | None = _int(None, 0)  # a fixed reserve, under either rule when set
     success_threshold: float | None = _float(None, number(0.0, 1.0, optional=True))  # None: task's
 
     # --- strategies and forms ----------------------------------------------------------------
@@ -157,10 +162,13 @@ class Config:
             size = min(size, self.validation_max)
         return size
 
-    def reserve_for(self, n_train: int) -> int:
+    def reserve_for(self, n_train: int) -> int | None:
+        """The fixed reserve, or None when the reserve is exact (computed as the run goes)."""
         if self.reserve is not None:
             return self.reserve
-        return min(1200, math.ceil(1.5 * n_train))
+        if self.reserve_rule is ReserveRule.FIXED:
+            return min(1200, math.ceil(1.5 * n_train))
+        return None
 
     def ranking_size_for(self, n_train: int) -> int:
         if self.ranking_size is not None:
@@ -187,6 +195,7 @@ def released() -> Config:
         validation_floor=0.010,
         archive_cap=4,
         final_seats=2,
+        reserve_rule=ReserveRule.FIXED,
         n_candidates_i1=2,
         early_stopping=True,
         max_epochs=4,

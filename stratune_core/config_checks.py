@@ -4,6 +4,7 @@ file, command-line flags), since all of them end in the Config constructor."""
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Callable
 from typing import Any
@@ -84,6 +85,23 @@ def flag(_inst: object, attribute: attrs.Attribute, value: Any) -> None:
 def non_empty_text(_inst: object, attribute: attrs.Attribute, value: Any) -> None:
     if not isinstance(value, str) or not value.strip():
         raise _fail(attribute, "a non-empty string", value)
+
+
+def enum_value(field: str, members: type[enum.Enum]) -> Callable[[Any], Any]:
+    """A converter from a member's value ("exact") to the member; anything else is a one-line
+    ConfigError naming `field` and listing the values."""
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, members):
+            return value
+        try:
+            return members(value)
+        except ValueError:
+            names = " or ".join(repr(m.value) for m in members)
+            raise ConfigError(f"{field}: unknown value {value!r:.40}; use {names}",
+                              field=field) from None
+
+    return convert
 
 
 def naming(field: str, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:

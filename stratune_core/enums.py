@@ -78,6 +78,13 @@ class FormMenu(enum.StrEnum):
     F4 = "F4"  # full rewrites only
 
 
+class ReserveRule(enum.StrEnum):
+    """How much budget is held back for final skill selection (docs/design.md, "Budget")."""
+
+    EXACT = "exact"  # the new executions final selection needs for the saved pool (paper)
+    FIXED = "fixed"  # the released code's min(1200, ceil(1.5 n)), or `reserve` if set
+
+
 class ChoiceRule(enum.StrEnum):
     """A rule that decided a round's operator instead of the configured selector."""
 

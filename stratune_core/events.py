@@ -151,6 +151,14 @@ class CandidateDecided:
 
 
 @frozen(kw_only=True)
+class CandidatePruned:
+    """A saved candidate dropped from the pool (at most `archive_cap` are kept; `pool.py`)."""
+
+    round: int
+    candidate_id: str
+
+
+@frozen(kw_only=True)
 class SkillReplaced:
     round: int
     previous_id: str
@@ -197,6 +205,7 @@ Event = (
     | StageResult
     | CandidateUnaffordable
     | CandidateDecided
+    | CandidatePruned
     | SkillReplaced
     | RefinementAdvanced
     | FinalComparison

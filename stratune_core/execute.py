@@ -15,6 +15,7 @@ from stratune_core.enums import Purpose
 from stratune_core.events import ExecutionsCharged
 from stratune_core.llm import LLM
 from stratune_core.records import Execution, Sample, Score, is_solved
+from stratune_core.reserve import refresh
 from stratune_core.state import State
 from stratune_core.task import Task
 
@@ -66,7 +67,7 @@ def execute_groups(
         for (sid, x), score in zip(admission.pairs, scores, strict=True)
     ]
     budget = state.budget.charge(admission.cost, use_reserve=use_reserve)
-    state = state.evolve(ledger=state.ledger.add(executions), budget=budget)
+    state = refresh(state.evolve(ledger=state.ledger.add(executions), budget=budget), env)
     distinct = len(dict.fromkeys(pairs))
     event = ExecutionsCharged(
         round=state.round,

@@ -11,28 +11,14 @@ from stratune_core.enums import Purpose
 from stratune_core.evaluation import final_compare, split_final_set
 from stratune_core.events import Event, FinalComparison
 from stratune_core.execute import execute_groups
+from stratune_core.pool import contenders
 from stratune_core.state import State
 
 
-def _paired_gain(state: State, cand: str, ref: str) -> float:
-    common = sorted(state.ledger.executed_ids(cand) & state.ledger.executed_ids(ref))
-    if not common:
-        return 0.0
-    c = state.ledger.scores(cand, common)
-    r = state.ledger.scores(ref, common)
-    return sum(a - b for a, b in zip(c, r, strict=True)) / len(common)
-
-
-def contenders(state: State, seats: int | None) -> tuple[str, ...]:
-    """Saved candidates other than the current skill, best paired gain over it first."""
-    saved = [sid for sid in dict.fromkeys(state.saved) if sid != state.current_id]
-    ranked = sorted(saved, key=lambda sid: -_paired_gain(state, sid, state.current_id))
-    return tuple(ranked if seats is None else ranked[:seats])
-
-
 def common_set(state: State, env: Env, skills: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...]:
-    """As many training samples (in rng order) as the remaining budget can run every skill on;
-    ledger entries are free."""
+    """As many training samples (in rng order) as the remaining budget can run every skill on,
+    up to the whole training set; ledger entries are free. With the exact reserve held back
+    (`reserve.py`) the remaining budget pays for all of them."""
     room = state.budget.remaining
     chosen: list[str] = []
     cost = 0

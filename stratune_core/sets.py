@@ -49,8 +49,12 @@ def screening_set(
     n_solved: int,
     n_random: int,
 ) -> tuple[str, ...]:
-    """Q_s: up to `n_solved` ids the reference skill solved, then `n_random` of the rest.
+    """Q_s: up to `n_solved` ids the reference skill solved, then random ids of the rest.
 
+    The random part takes `n_random` ids plus whatever the solved part fell short of its
+    quota, so Q_s keeps its full size (n_solved + n_random, or every eligible id if fewer) while
+    few solved samples are known: in round 0 none is, and a set of n_random samples would make
+    eps_s = max(eps0, m~/|Q_s|) needlessly large (the paper screens on 36 to 48 samples).
     Both parts are stratified (`stratified_order`). Excluded ids (the round's batch, samples
     used to generate the candidate) never appear; the result has no duplicates. Order: the
     solved part, then the random part.
@@ -59,7 +63,8 @@ def screening_set(
     solved_part = stratified_order(rng, [s for s in eligible if s.id in solved])[: max(0, n_solved)]
     taken = set(solved_part)
     rest = [s for s in eligible if s.id not in taken]
-    random_part = stratified_order(rng, rest)[: max(0, n_random)]
+    shortfall = max(0, n_solved) - len(solved_part)
+    random_part = stratified_order(rng, rest)[: max(0, n_random) + shortfall]
     return tuple(solved_part) + tuple(random_part)
 
 

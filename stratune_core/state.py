@@ -13,7 +13,7 @@ from stratune_core.batches import make_batches
 from stratune_core.budget import Budget
 from stratune_core.config import Config
 from stratune_core.enums import StopReason
-from stratune_core.errors import BudgetError, ConfigError
+from stratune_core.errors import ConfigError
 from stratune_core.feedback import Feedback
 from stratune_core.history import History
 from stratune_core.ids import text_id
@@ -80,14 +80,9 @@ def initial_state(config: Config, task: Task) -> State:
         raise ConfigError(f"task {task.info.name}: the training split is empty")
     config.selector.check_ready()
     shape = run_shape(config, len(train))
+    shape.require_one_round()
     rng = round_rng(config.seed, SETUP_ROUND)
     batches = make_batches(train, config.n_batches, rng)
-    smallest = min(len(b) for b in batches)
-    if shape.usable < smallest:
-        raise BudgetError(
-            f"budget: {shape.budget} executions (reserve {shape.reserve}) cannot pay for one "
-            f"batch of {smallest}; raise --budget or lower the reserve"
-        )
     ranking = ranking_set(rng, samples=train, exclude=frozenset(), size=shape.ranking)
     text = task.info.initial_skill
     sid = text_id(text)

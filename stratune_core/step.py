@@ -30,9 +30,21 @@ def step(
     return round_step(state, Env.build(config, task, llm), rng)
 
 
+def next_round_cost(state: State, env: Env) -> int:
+    """The most the next round can need before it starts: its batch (less what the ledger
+    holds), then one candidate screened: the candidate on all of Q_s, the current skill on the
+    samples of Q_s it has not run (Q_s never holds the batch)."""
+    batch = state.batches[state.round % len(state.batches)]
+    executed = state.ledger.executed_ids(state.current_id)
+    unexecuted = len(set(env.train_ids) - executed - set(batch))
+    q = env.shape.screening
+    return len(state.ledger.missing(state.current_id, batch)) + q + min(q, unexecuted)
+
+
 def stop_reason(state: State, env: Env) -> StopReason | None:
-    """Why the run must end before the next round, or None. The next round must at least pay
-    for its batch and for screening one candidate on top of it."""
+    """Why the run must end before the next round, or None. The next round must pay for its
+    batch and for screening one candidate on top of the reserve (`reserve.py`), so a run that
+    stops for the budget leaves at most that much unspent before final skill selection."""
     cfg = env.config
     n_q = len(state.batches)
     epoch, index = divmod(state.round, n_q)
@@ -46,9 +58,7 @@ def stop_reason(state: State, env: Env) -> StopReason | None:
             return StopReason.EARLY_STOP
     if state.idle_rounds >= n_q:
         return StopReason.NO_PROGRESS
-    batch_cost = len(state.ledger.missing(state.current_id, state.batches[index]))
-    margin = cfg.screen_solved + cfg.screen_random
-    if not state.budget.fits(batch_cost + margin):
+    if not state.budget.fits(next_round_cost(state, env)):
         return StopReason.BUDGET
     return None
 

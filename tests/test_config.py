@@ -19,8 +19,8 @@ def test_paper_defaults() -> None:
     assert (c.i3_k, c.i3_runner_up_slack, c.i3_submit_max) == (3, 0.02, 2)
     assert (c.final_select_frac, c.final_gain_floor) == (0.6, 0.01)
     assert c.validation_lb_check and c.validation_floor == 0.0
-    assert c.archive_cap is None and not c.early_stopping and c.n_candidates_i1 == 1
-    assert c.success_threshold is None
+    assert c.archive_cap == 4 and c.final_seats is None  # App. B: the pool as released
+    assert not c.early_stopping and c.n_candidates_i1 == 1 and c.success_threshold is None
 
 
 def test_released_profile_values() -> None:
@@ -29,6 +29,7 @@ def test_released_profile_values() -> None:
     assert (r.validation_min, r.validation_max) == (100, 300)
     assert r.validation_lb_check and r.validation_floor == 0.010  # LB(D, D+U) in both
     assert (r.archive_cap, r.final_seats, r.n_candidates_i1) == (4, 2, 2)
+    assert r.reserve_rule == "fixed"
     assert r.early_stopping and r.max_epochs == 4
     same = {"eps_v", "delta", "z", "screen_solved", "screen_random", "n_batches", "i3_k"}
     assert all(getattr(r, f) == getattr(paper(), f) for f in same)
@@ -52,11 +53,12 @@ def test_profile_lookup() -> None:
 def test_derived_sizes(
     n: int, budget: int, val_paper: int, val_released: int, reserve: int, ranking: int
 ) -> None:
-    """B = 6n, |Q_v| = round(0.3 n) (released clamps to [100, 300]), reserve, ranking size."""
+    """B = 6n, |Q_v| = round(0.3 n) (released clamps to [100, 300]), the released profile's
+    fixed reserve, ranking size."""
     assert paper().budget_for(n) == budget
     assert paper().validation_size(n) == val_paper
     assert released().validation_size(n) == val_released
-    assert paper().reserve_for(n) == reserve
+    assert released().reserve_for(n) == reserve
     assert paper().ranking_size_for(n) == ranking
 
 
@@ -99,11 +101,22 @@ def test_replace_and_operator() -> None:
         paper().replace(no_such_field=1)
     assert issubclass(ConfigError, StraTuneError)
 
+
 @pytest.mark.parametrize(("n", "size"), [(15, 5), (45, 14), (397, 119), (629, 189), (5, 2)])
 def test_paper_rounding_takes_halves_up(n: int, size: int) -> None:
     """The paper's round(0.3 n) rounds a half up (Python's round gives 4 for n = 15)."""
     assert paper().validation_size(n) == size
     assert paper().replace(budget_multiplier=1.5).budget_for(5) == 8  # 7.5
+
+
+def test_reserve_rules() -> None:
+    """Paper: an exact reserve (None: computed as the run goes); released: the fixed
+    min(1200, ceil(1.5 n)); an explicit `reserve` is a fixed reserve under either rule."""
+    assert paper().reserve_rule == "exact" and paper().reserve_for(500) is None
+    assert released().reserve_rule == "fixed" and released().reserve_for(500) == 750
+    assert released().reserve_for(2000) == 1200 and paper().replace(reserve=30).reserve_for(9) == 30
+    with pytest.raises(ConfigError, match="reserve_rule: unknown value 'some'"):
+        Config(reserve_rule="some")
 
 
 def test_task_preset_sits_between_profile_and_user_layers() -> None:

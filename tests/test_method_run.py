@@ -78,12 +78,12 @@ def many_runs():
     """The mixed optimizer on binary and continuous toy tasks, plus the "trade" optimizer whose
     balanced small gains get saved: together they cover every path."""
     runs = []
-    for seed in (0, 1, 2, 3, 7):  # seed 7 writes unparseable candidates
+    for seed in (0, 1, 2, 3, 8):  # seed 8 writes unparseable candidates
         for continuous in (False, True):
             task = ToyTask(n_train=96, continuous=continuous)
             runs.append(_run(Config(seed=seed, **SMALL), task=task)[0])
     trade = ToyOptimizer(style="trade")
-    for seed in (3, 5):  # seeds whose trade runs save a candidate
+    for seed in (10,):  # a seed whose trade run saves a candidate
         runs.append(_run(Config(seed=seed, **SMALL), trade, ToyTask(n_train=96, continuous=True))[0])
     return runs
 

@@ -34,16 +34,33 @@ def test_screening_quotas_and_order() -> None:
     assert sum(x.startswith("a") for x in q[18:]) == 9
 
 
-def test_screening_excludes_and_falls_short() -> None:
-    """Excluded ids never appear; with few eligible solved ids the solved part is shorter."""
+def test_screening_excludes_and_tops_up_with_random_samples() -> None:
+    """Excluded ids never appear; with few eligible solved ids the random part takes the
+    shortfall, so Q_s has every one of the 8 eligible ids (quota 18 + 3)."""
     samples = _samples({"a": 10})
     q = screening_set(
         np.random.default_rng(2), samples=samples, solved={"a0", "a1", "a2"},
         exclude={"a1", "a5"}, n_solved=18, n_random=3,
     )
     assert set(q[:2]) == {"a0", "a2"}
-    assert len(q) == 5
+    assert len(q) == 8
     assert not {"a1", "a5"} & set(q)
+
+
+def test_round_zero_screening_set_has_full_size() -> None:
+    """Issue 11: with no solved sample known (round 0), Q_s is 36 random samples, not 18."""
+    samples = _samples({"a": 30, "b": 30})
+    q = screening_set(
+        np.random.default_rng(4), samples=samples, solved=set(), exclude=set(),
+        n_solved=18, n_random=18,
+    )
+    assert len(q) == 36 and len(set(q)) == 36
+    assert sum(x.startswith("a") for x in q) == 18  # still stratified
+    few = screening_set(
+        np.random.default_rng(4), samples=samples, solved={"a0", "b0", "a1"}, exclude=set(),
+        n_solved=18, n_random=18,
+    )
+    assert len(few) == 36 and set(few[:3]) == {"a0", "b0", "a1"}
 
 
 def test_screening_is_deterministic_given_rng_state() -> None:

@@ -7,6 +7,7 @@ import pytest
 from replay.plan import make_plan
 from stratune_core.config import Config, released
 from stratune_core.context import Env
+from stratune_core.errors import BudgetError
 from stratune_core.events import RunStarted
 from stratune_core.run import iterate
 from stratune_core.shape import run_shape
@@ -19,7 +20,9 @@ from tests.support.toy import InProcessLLM, ToyTask
 def test_shape_is_what_the_run_and_the_plan_use(config, n_train):
     task = ToyTask(n_train=n_train)
     shape = run_shape(config, n_train)
-    if shape.usable < shape.batch:  # such a run is refused before it starts
+    if shape.budget < shape.smallest_budget(1):  # such a run is refused before it starts
+        with pytest.raises(BudgetError, match="cannot pay for one round"):
+            next(iterate(config, task, InProcessLLM()))
         return
     _, events = next(iterate(config, task, InProcessLLM()))
     started = events[0]
@@ -32,8 +35,33 @@ def test_shape_is_what_the_run_and_the_plan_use(config, n_train):
 
 def test_derived_sizes():
     shape = run_shape(Config(), 500)
-    assert (shape.budget, shape.reserve, shape.batch, shape.ranking) == (3000, 750, 32, 41)
-    assert (shape.screening, shape.validation, shape.usable) == (36, 150, 2250)
-    small = run_shape(Config(budget=10), 20)  # the reserve leaves the rounds one execution
-    assert (small.reserve, small.usable, small.ranking) == (9, 1, 5)
+    assert (shape.budget, shape.reserve, shape.batch, shape.ranking) == (3000, 0, 32, 41)
+    assert (shape.screening, shape.validation, shape.usable) == (36, 150, 3000)
+    assert shape.exact_reserve and not run_shape(released(), 500).exact_reserve
+    assert (run_shape(released(), 500).reserve, run_shape(Config(reserve=9), 20).reserve) == (750, 9)
     assert run_shape(Config(validation=False, final_selection=False), 100).validation == 0
+
+
+def test_smallest_budget_for_one_and_three_rounds():
+    """A round needs its batch and one screening (candidate and current skill on Q_s) on top
+    of the reserve: 3 + 36 + 36 for 48 samples; the released profile adds its fixed 72."""
+    shape = run_shape(Config(), 48)
+    assert (shape.round_cost, shape.smallest_budget(1), shape.smallest_budget(3)) == (75, 75, 225)
+    assert run_shape(released(), 48).smallest_budget(1) == 72 + 75
+    tiny = run_shape(Config(), 20)  # Q_s = 20 samples at most; outside the batch 18
+    assert tiny.round_cost == 2 + 20 + 18
+
+
+@pytest.mark.parametrize(("budget", "refused"), [(74, True), (75, False)])
+def test_a_budget_below_one_round_is_refused_before_anything_is_spent(budget, refused):
+    """Issue 11: budget 100 for 48 samples used to run 0 rounds and exit 0; a budget that
+    cannot pay for one round is a BudgetError (exit 2) before any execution."""
+    llm = InProcessLLM()
+    run = iterate(Config(budget=budget), ToyTask(n_train=48), llm)
+    if refused:
+        with pytest.raises(BudgetError, match="raise the budget to at least 75"):
+            next(run)
+        assert llm.calls == []
+    else:
+        _, events = next(run)
+        assert isinstance(events[0], RunStarted)

@@ -104,6 +104,7 @@ def sample_events() -> tuple:
         ev.RefinementAdvanced(round=1, intermediate_id=C, steps=1, advanced=False),
         ev.CandidateUnaffordable(round=1, candidate_id=D, stage=Stage.VALIDATION, cost=30,
                                  remaining=4),
+        ev.CandidatePruned(round=1, candidate_id=D),
         ev.ExecutionsCharged(round=2, purpose="final_selection", skill_ids=(B, C), new=10,
                              reused=20, spent=50),
         ev.FinalComparison(candidate_id=D, selected_id=C, selection=bad, confirmation=bad,

@@ -46,6 +46,7 @@ EXPECTED = {
     ev.StageResult: "screening of",
     ev.CandidateUnaffordable: "validation of",
     ev.CandidateDecided: "decision on",
+    ev.CandidatePruned: "dropped from the saved pool",
     ev.SkillReplaced: "current skill",
     ev.RefinementAdvanced: "refinement held",
     ev.FinalComparison: "does not replace",

@@ -13,6 +13,7 @@ from stratune_core.events import (
     CandidateDecided,
     CandidateGenerated,
     CandidateInvalid,
+    CandidatePruned,
     CandidateUnaffordable,
     DraftsRanked,
     ExecutionsCharged,
@@ -134,6 +135,12 @@ def _(e: CandidateDecided) -> Text:
     if e.reasons:
         line.append(f" ({', '.join(r.value for r in e.reasons)})", style="dim")
     return line
+
+
+@event_line.register
+def _(e: CandidatePruned) -> Text:
+    return Text(f"{short_id(e.candidate_id)} dropped from the saved pool (archive cap)",
+                style="dim")
 
 
 @event_line.register
