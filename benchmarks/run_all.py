@@ -18,7 +18,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import budget_audit, core_overhead, live_overlap, prompt_cost, replay_speed
+from benchmarks import (
+    budget_audit,
+    budget_use,
+    core_overhead,
+    live_overlap,
+    prompt_cost,
+    replay_speed,
+)
 from benchmarks.common import RESULTS_DIR, BenchResult
 
 
@@ -74,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.append(live)
     results.append(core_overhead.report(core_overhead.measure(live.details["concurrency_32"])))
     results.append(budget_audit.main([]))
+    results.append(budget_use.main([]))
     results.append(prompt_cost.main([]))
     if not args.quick and (lookup := _cache_lookup()) is not None:
         results.append(lookup)
