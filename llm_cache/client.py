@@ -27,7 +27,7 @@ from llm_cache.modes import Mode
 from llm_cache.prices import PriceTable
 from llm_cache.records import Request, Response, Role
 from llm_cache.retry import RetryDecision, RetryPolicy, call_with_retries
-from llm_cache.store import CacheStore, StoredEntry
+from llm_cache.store import CacheReader, CacheStore, StoredEntry
 
 __all__ = ["CachedLLM", "backend_for"]
 
@@ -42,7 +42,7 @@ class _Job:
 class CachedLLM:
     def __init__(
         self,
-        store: CacheStore | None,
+        store: CacheStore | CacheReader | None,
         backends: Mapping[Role, Backend],
         *,
         mode: Mode = Mode.LIVE,
@@ -134,6 +134,7 @@ class CachedLLM:
             loop, thread = self._loop, self._thread
             self._loop = self._thread = None
         if loop is not None and thread is not None:
+            asyncio.run_coroutine_threadsafe(_cancel_pending(), loop).result()
             backends = list({id(b): b for b in self._backends.values()}.values())
             asyncio.run_coroutine_threadsafe(_close_all(backends), loop).result()
             if self.store is not None:
@@ -183,12 +184,12 @@ class CachedLLM:
             f"{request.kind.value} call to {request.model} (key {job.key})"
         )
         if nearest is None:
-            return CacheMiss(f"{head}; the cache is empty; record it with mode='live'",
+            return CacheMiss(f"{head}; the cache is empty; {_RECORD_HINT}",
                              key=job.key, nearest_key=None, differing_fields=())
         nearest_key, fields = nearest
         return CacheMiss(
             f"{head}; nearest stored request {nearest_key} differs in: "
-            f"{', '.join(fields) or 'nothing (corrupt?)'}; rerun with mode='live' to record it",
+            f"{', '.join(fields) or 'nothing (corrupt?)'}; {_RECORD_HINT}",
             key=job.key, nearest_key=nearest_key, differing_fields=fields,
         )
 
@@ -211,7 +212,14 @@ class CachedLLM:
                 )
                 self._thread.start()
             loop = self._loop
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        try:
+            return future.result()
+        except BaseException:
+            # Ctrl-C (or SIGTERM raised as it) lands here while calls are in flight: cancel
+            # them in the loop, so none is left pending when the loop closes.
+            future.cancel()
+            raise
 
     async def _complete_all(self, jobs: Sequence[_Job]) -> dict[str, Response]:
         limit = asyncio.Semaphore(self.concurrency)
@@ -232,14 +240,18 @@ class CachedLLM:
                         answers[job.key] = await self._call(backend, job)
 
         tasks = [asyncio.ensure_future(one(job)) for job in jobs]
-        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
-        for task in tasks:
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        finally:  # also when this coroutine itself is cancelled
+            for task in tasks:
+                task.cancel()
+            # Every task's outcome is retrieved here, failed ones included: an exception
+            # left unretrieved is printed as a traceback when the task is collected.
+            outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        failures = [o for o in outcomes if isinstance(o, BaseException)
+                    and not isinstance(o, asyncio.CancelledError)]
+        if failures:
+            raise failures[0]
         return answers
 
     async def _call(self, backend: Backend, job: _Job) -> Response:
@@ -267,7 +279,7 @@ class CachedLLM:
             raise
         response = attrs.evolve(response, from_cache=False)
         if self.mode is Mode.LIVE:
-            assert self.store is not None
+            assert isinstance(self.store, CacheStore)
             # Written only after a successful call: an error can never become a cached answer.
             self.store.put(job.key, StoredEntry(
                 canonical=job.canonical, response=response, backend=backend.name,
@@ -277,8 +289,21 @@ class CachedLLM:
         return response
 
 
-async def _close_store(store: CacheStore) -> None:
+_RECORD_HINT = ("record it by running live: the same `stratune train` command, or "
+                "`CachedLLM.open(..., mode='live')`")
+
+
+async def _close_store(store: CacheStore | CacheReader) -> None:
     store.close()
+
+
+async def _cancel_pending() -> None:
+    """Cancel and await whatever an interrupted `complete` left running in the loop."""
+    current = asyncio.current_task()
+    pending = [t for t in asyncio.all_tasks() if t is not current]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
 
 
 async def _close_all(backends: Sequence[Backend]) -> None:
