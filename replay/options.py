@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -38,11 +39,14 @@ def parse_budget(text: str) -> dict[str, Any]:
     """`300` is an absolute budget, `6x` a multiple of |train|."""
     raw = text.strip().lower()
     try:
-        if raw.endswith("x"):
+        if raw.endswith("x") and math.isfinite(float(raw[:-1])) and float(raw[:-1]) > 0:
             return {"budget": None, "budget_multiplier": float(raw[:-1])}
-        return {"budget": int(raw)}
+        if int(raw) > 0:
+            return {"budget": int(raw)}
     except ValueError:
-        raise ConfigError(f"--budget: {text!r} is neither N (executions) nor Kx (K times |train|)") from None
+        pass
+    raise ConfigError(f"--budget: {text!r} is neither N (executions) nor Kx (K times |train|), "
+                      "with N and K above 0")
 
 
 def build_config(options: RunOptions) -> Config:
@@ -51,9 +55,13 @@ def build_config(options: RunOptions) -> Config:
     if options.config_file is not None:
         path = Path(options.config_file)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"),
+                              parse_constant=lambda name: _not_json(path, name))
         except FileNotFoundError:
             raise ConfigError(f"--config: {path} not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"--config {path}: cannot be read as UTF-8 text "
+                              f"({getattr(exc, 'strerror', None) or exc})") from None
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
         config = config_from_data(data, config, where=str(path))
@@ -64,6 +72,11 @@ def build_config(options: RunOptions) -> Config:
         target_model=canonical_model(options.target),
         optimizer_model=canonical_model(options.optimizer),
     )
+
+
+def _not_json(path: Path, name: str) -> Any:
+    """NaN and Infinity are not JSON; Python's parser accepts them unless told not to."""
+    raise ConfigError(f"{path}: {name} is not a JSON number; every value must be finite")
 
 
 def replay_sequence(config: Config) -> tuple[Strategy, ...]:

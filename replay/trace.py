@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from replay.serde import (
     manifest_from_json,
     manifest_to_json,
 )
+from stratune_core.errors import StraTuneError
 from stratune_core.events import Event, SkillAdded
 
 MANIFEST = "manifest.json"
@@ -86,6 +88,17 @@ class RunDir:
     def exists(self) -> bool:
         return self.manifest.is_file()
 
+    def prepare(self) -> None:
+        """Create the directory for `train`; a path that cannot hold a run is a one-line error."""
+        if self.path.exists() and not self.path.is_dir():
+            raise StraTuneError(f"--out {self.path}: is a file, not a directory; give a run "
+                                "directory (it is created if missing)")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StraTuneError(f"--out {self.path}: cannot create the run directory "
+                                f"({exc.strerror}); choose a writable place") from None
+
     # ---- reading --------------------------------------------------------------------------
 
     def read_manifest(self) -> Manifest:
@@ -99,7 +112,7 @@ class RunDir:
             text = gzip.decompress(path.read_bytes()).decode("utf-8")
         except FileNotFoundError:
             raise TraceError(f"{path}: missing skill text; the trace is incomplete") from None
-        except (OSError, EOFError, UnicodeDecodeError) as exc:
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
             raise TraceError(f"{path}: unreadable ({exc}); the trace is damaged") from None
         return check_blob(blob_id, text, where=str(path))
 
@@ -109,7 +122,8 @@ class RunDir:
             return []
         data = self.events.read_bytes()
         end = data.rfind(b"\n") + 1
-        return data[:end].decode("utf-8").splitlines()
+        return [_utf8(line, self.events, i)
+                for i, line in enumerate(data[:end].split(b"\n")[:-1], start=1)]
 
     def read_events(self) -> tuple[list[str], tuple[Event, ...]]:
         lines = self.read_lines()
@@ -130,7 +144,9 @@ class RunDir:
     # ---- writing --------------------------------------------------------------------------
 
     def write_manifest(self, manifest: Manifest) -> None:
-        _atomic_write(self.manifest, manifest_to_json(manifest).encode("utf-8") + b"\n")
+        text = manifest_to_json(manifest)
+        json.loads(text, parse_constant=_not_finite)  # NaN or Infinity would not be JSON
+        _atomic_write(self.manifest, text.encode("utf-8") + b"\n")
 
     def write_blob(self, blob_id: str, text: str) -> None:
         path = self.blob(blob_id)
@@ -148,11 +164,28 @@ class RunDir:
 
 def _atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full disk leaves the old file, never a half-written one
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _utf8(line: bytes, path: Path, lineno: int) -> str:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}:{lineno}: not UTF-8 (byte 0x{line[exc.start]:02x} at column "
+                         f"{exc.start + 1}); the trace is damaged") from None
+
+
+def _not_finite(name: str) -> Any:
+    raise StraTuneError(f"manifest: a value is {name}; every number in a run's configuration "
+                        "must be finite (check --config and the flags)")
 
 
 @frozen(kw_only=True)
@@ -188,6 +221,11 @@ class TraceWriter:
         self.digest = Digest()
         self.lines: list[str] = []
         self._diverged_at: int | None = None
+
+    @property
+    def diverged(self) -> bool:
+        """The rerun produced an event the log did not hold: the log was rewritten from there."""
+        return self._diverged_at is not None
 
     @property
     def report(self) -> ResumeReport:

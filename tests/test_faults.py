@@ -142,10 +142,10 @@ def test_fault_free_run_over_http_equals_the_in_process_run(reference):
 
 
 def _cli_train(out: Path, url: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "STRATUNE_TEST_HOOKS": "1", "ANTHROPIC_API_KEY": "k",
+    env = {**os.environ, "ANTHROPIC_API_KEY": "k",
            "ANTHROPIC_BASE_URL": url, "COLUMNS": "400"}
     return subprocess.run(
-        [sys.executable, "-m", "replay.cli", "train", "--task", "toy", "--limit", str(N_TRAIN),
+        [sys.executable, "-m", "tests.support.cli", "train", "--task", "toy", "--limit", str(N_TRAIN),
          "--target", f"anthropic:{TARGET_MODEL}", "--optimizer", f"anthropic:{OPTIMIZER_MODEL}",
          "--out", str(out)],
         cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True,

@@ -26,10 +26,10 @@ def _hits(directory: Path, needles: tuple[bytes, ...]) -> list[str]:
 def test_api_key_appears_in_no_file_of_the_run(tmp_path):
     out = tmp_path / "run"
     with FakeAnthropicServer(responder=ToyResponder()) as fake:
-        env = {**os.environ, "STRATUNE_TEST_HOOKS": "1", "ANTHROPIC_API_KEY": SECRET,
+        env = {**os.environ, "ANTHROPIC_API_KEY": SECRET,
                "ANTHROPIC_BASE_URL": fake.url}
         done = subprocess.run(
-            [sys.executable, "-m", "replay.cli", "train", "--task", "toy", "--limit", "24",
+            [sys.executable, "-m", "tests.support.cli", "train", "--task", "toy", "--limit", "24",
              "--target", "anthropic:claude-haiku-4-5", "--optimizer", "anthropic:claude-sonnet-4-6",
              "--out", str(out)],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,

@@ -136,11 +136,11 @@ def test_an_unfinished_run_still_renders():
     assert "no usage.json" in text
 
 
-def test_no_paths_or_times_in_a_recorded_run(tmp_path, monkeypatch):
+def test_no_paths_or_times_in_a_recorded_run(tmp_path):
     from replay.show import load_run
-    from tests.test_cli_train_view_replay import record_in_process
+    from tests.support.cli import record_in_process
 
-    out = record_in_process(tmp_path / "run", monkeypatch, test_split="test")
+    out = record_in_process(tmp_path / "run", test_split="test")
     run = load_run(out)
     text = render(summary(run.view, run.manifest, run.usage, run.evaluation))
     assert "rounds" in text and "tokens and cost by call kind" in text
