@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from rich.console import Console
+from rich.markup import escape
 
 from llm_cache import cli as cache_cli
 from replay import models
@@ -154,7 +155,8 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay import runner
     from replay.show import load_run, show
-    from replay.viewer.tables import header, round_table
+    from replay.viewer.rounds import round_table
+    from replay.viewer.tables import header
 
     code = runner.train(_options(args), args.out, console, concurrency=args.concurrency,
                         test_split="test" if args.test_eval else None)
@@ -162,7 +164,7 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
         run = load_run(args.out)
         show(round_table(run.view), console)
         show(header(run.view, run.manifest, run.evaluation), console)
-        console.print(f"final skill: {Path(args.out) / 'final_skill.txt'}")
+        console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
     return code
 
 
@@ -190,7 +192,7 @@ def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
                         concurrency=args.concurrency) as llm:
         result = score_with_bar(task, skill, llm, model, console, split=args.split)
         total = llm.accounting().total()
-    console.print(f"{task.info.name} {args.split}: score {result.mean:.3f} "
+    console.print(f"{escape(task.info.name)} {args.split}: score {result.mean:.3f} "
                   f"({result.solved}/{result.n} solved) with {model} "
                   f"[{total.paid_calls} calls paid, {total.cache_hits} from cache]")
     return 0
@@ -229,7 +231,7 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
     picture = renderable(run, round_number=args.round_number, candidate=args.candidate)
     written = show(picture, console, export=args.export, output=args.output, width=args.width)
     if written is not None:
-        console.print(f"written: {written}")
+        console.print(f"written: {escape(str(written))}")
     return 0
 
 

@@ -118,7 +118,7 @@ class _Session:
         except KeyboardInterrupt:
             _close(writer)
             self.console.print(f"[yellow]stopped[/]: {len(writer.lines)} events kept in "
-                               f"{self.run_dir.events}; run the same command again to resume "
+                               f"{escape(str(self.run_dir.events))}; run the same command again to resume "
                                "from the cache")
             return EXIT_INTERRUPTED
         except LLMError as exc:

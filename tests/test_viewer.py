@@ -121,7 +121,8 @@ def test_summary_matches_the_golden_screen():
     for fact in ("task         toy", "seed         3 · profile paper · selector llm",
                  "budget used  50/288 executions", "rounds       2 (1 accepted)",
                  "test score 0.875 (initial 0.500)", "accepted", "rej. screen",
-                 "target_execution", "50,000", "0.1315"):
+                 "target exec.", "50,000", "0.1190", "0.0125",
+                 "$0.1190 paid for 42 calls · 10 answered from the cache ($0.0125"):
         assert fact in text, fact
     if os.environ.get("STRATUNE_UPDATE_GOLDEN") == "1":
         GOLDEN.parent.mkdir(exist_ok=True)

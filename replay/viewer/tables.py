@@ -1,4 +1,11 @@
-"""The summary's parts: header, round table, token/cost table (paper Table 8)."""
+"""The summary's header and its token/cost table (paper Table 8); the round table is in
+`rounds.py`.
+
+Costs are shown as they were: "paid $" is what the calls answered by a model cost (its total
+is usage.json's total `cost_usd`); "cache $" is what the calls answered from the cache had cost
+when they were recorded, shown apart and never added to what was paid. Test-split calls
+(`train --test-eval`) are their own call kind, outside the training budget.
+"""
 
 from __future__ import annotations
 
@@ -11,32 +18,53 @@ from rich.table import Table
 from rich.text import Text
 
 from replay.serde import Manifest
-from replay.viewer.model import CandidateView, RoundView, RunView
-from replay.viewer.style import clip, operator_label, short_id, signed, verdict_text
-from stratune_core.evaluation import Outcome
+from replay.viewer.model import RunView
+from replay.viewer.style import short_id
+
+KIND_LABEL = {
+    "target_execution": "target exec.",
+    "strategy_selection": "strategy sel.",
+    "candidate_generation": "candidate gen.",
+    "feedback_preparation": "feedback prep.",
+    "test_evaluation": "test eval.",
+}
+OUTSIDE_BUDGET = "test_evaluation"
 
 
-def header(view: RunView, manifest: Manifest | None,
-           evaluation: Mapping[str, Any] | None = None) -> RenderableType:
+def header(view: RunView, manifest: Manifest | None, evaluation: Mapping[str, Any] | None = None,
+           usage: Mapping[str, Any] | None = None) -> RenderableType:
     grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
     started = view.started
     task = started.task if started else "?"
     if manifest is not None:
         task = f"{task} ({manifest.task.spec})" if manifest.task.spec != task else task
-        grid.add_row("task", task)
-        grid.add_row("models", f"target {manifest.target} · optimizer {manifest.optimizer}")
-        grid.add_row("seed", f"{manifest.seed} · profile {manifest.profile} · selector "
-                             f"{manifest.config.selector}")
+        grid.add_row("task", Text(task))
+        grid.add_row("target", Text(manifest.target))
+        grid.add_row("optimizer", Text(manifest.optimizer))
+        grid.add_row("seed", Text(f"{manifest.seed} · profile {manifest.profile} · selector "
+                                  f"{manifest.config.selector}"))
     else:
-        grid.add_row("task", task)
+        grid.add_row("task", Text(task))
     limit = started.budget if started else 0
     grid.add_row("budget used", f"{view.spent}/{limit} executions" if limit else str(view.spent))
     accepted = sum(1 for r in view.rounds if r.accepted)
     grid.add_row("rounds", f"{len(view.rounds)} ({accepted} accepted)")
+    if usage and usage.get("rows"):
+        grid.add_row("cost", cost_line(usage))
     grid.add_row("final skill", final_line(view, evaluation))
     return grid
+
+
+def cost_line(usage: Mapping[str, Any]) -> Text:
+    total = _totals(usage["rows"])
+    line = Text(f"${total['paid']:.4f} paid for {total['paid_calls']:,} calls")
+    line.append(f" · {total['hits']:,} answered from the cache (${total['cached']:.4f} when "
+                "recorded)", style="dim")
+    if not total["priced"]:
+        line.append(" · some models unpriced", style="yellow")
+    return line
 
 
 def final_line(view: RunView, evaluation: Mapping[str, Any] | None) -> Text:
@@ -64,106 +92,56 @@ def _origin(view: RunView, skill_id: str) -> str:
     return "a saved candidate"
 
 
-def _lb(outcome: Outcome | None) -> str:
-    if outcome is None:
-        return "—"
-    values = {c.name: c.value for c in outcome.checks}
-    if "lb_d_s" not in values and "lb_d_du" not in values:
-        return "—"
-    return f"{values.get('lb_d_s', 0.0):.2f}/{values.get('lb_d_du', 0.0):.2f}"
-
-
-def _wldu(outcome: Outcome | None) -> str:
-    if outcome is None:
-        return "—"
-    s = outcome.stats
-    return f"{s.wins}/{s.losses}/{s.counts.D}/{s.counts.U}"
-
-
-def _cell(candidates: tuple[CandidateView, ...], fn: Any) -> Text:
-    """One line per candidate, so a round's candidates line up across the columns."""
-    if not candidates:
-        return Text("—", style="dim")
-    parts = [fn(c) for c in candidates]
-    return Text("\n").join(p if isinstance(p, Text) else Text(str(p)) for p in parts)
-
-
-def round_table(view: RunView) -> Table:
-    table = Table(title="rounds", header_style="bold", box=box.SIMPLE_HEAD, padding=(0, 0),
-                  show_edge=False)
-    for name, justify in (("#", "right"), ("operator", "left"), ("why", "left"),
-                          ("cand.", "left"), ("scr. Δ", "right"), ("W/L/D/U", "right"),
-                          ("LB S/DU", "right"), ("val. Δ", "right"), ("verdict", "left"),
-                          ("spent", "right")):
-        table.add_column(name, justify=justify, no_wrap=True, min_width=min(len(name), 8),
-                         max_width=20 if name == "why" else None)
-    for group in _grouped(view.rounds):
-        table.add_row(*_round_row(group))
-    return table
-
-
-def _idle(r: RoundView) -> bool:
-    return r.operator is None and not r.candidates and not r.invalid
-
-
-def _grouped(rounds: tuple[RoundView, ...]) -> list[tuple[RoundView, ...]]:
-    """Runs of consecutive idle rounds skipped for the same reason share one row."""
-    groups: list[list[RoundView]] = []
-    for r in rounds:
-        last = groups[-1][-1] if groups else None
-        if last is not None and _idle(r) and _idle(last) and r.skipped == last.skipped:
-            groups[-1].append(r)
-        else:
-            groups.append([r])
-    return [tuple(g) for g in groups]
-
-
-def _round_row(group: tuple[RoundView, ...]) -> tuple[Text | str, ...]:
-    r, end = group[0], group[-1]
-    number = str(r.index + 1) if len(group) == 1 else f"{r.index + 1}–{end.index + 1}"
-    op: Text | str = Text("—", style="dim")
-    why = "skipped: " + ", ".join(r.skipped) if r.skipped else ""
-    if r.operator is not None:
-        op = operator_label(r.operator.strategy, r.operator.form)
-        why = r.operator.why or r.operator.source
-    cands = r.candidates
-    names = _cell(cands, lambda c: c.candidate_id[:6])
-    if r.invalid:  # on a line of its own, below the candidates' lines
-        invalid = Text(f"+{len(r.invalid)} invalid", style="red")
-        names = Text("\n").join((names, invalid)) if cands else invalid
-    return (
-        number, op, Text(clip(why, 20), style="dim" if r.operator is None else ""), names,
-        _cell(cands, lambda c: signed(c.screening.stats.gain) if c.screening else "—"),
-        _cell(cands, lambda c: _wldu(c.screening)),
-        _cell(cands, lambda c: _lb(c.screening)),
-        _cell(cands, lambda c: signed(c.validation.stats.gain) if c.validation else "—"),
-        _cell(cands, lambda c: verdict_text(c.verdict)),
-        str(end.spent_end),
-    )
+def _totals(rows: list[Mapping[str, Any]]) -> dict[str, Any]:
+    return {
+        "paid_calls": sum(int(r.get("paid_calls", 0)) for r in rows),
+        "hits": sum(int(r.get("cache_hits", 0)) for r in rows),
+        "paid": sum(float(r.get("cost_usd", 0.0)) for r in rows),
+        "cached": sum(float(r.get("would_have_cost_usd", 0.0)) for r in rows),
+        "priced": all(r.get("priced", True) for r in rows),
+    }
 
 
 def cost_table(usage: Mapping[str, Any] | None) -> RenderableType:
-    """Tokens and cost by call kind from usage.json (cost of cache hits: what they cost when
-    they were recorded)."""
+    """Tokens and cost by call kind and model, from usage.json."""
     if not usage or not usage.get("rows"):
         return Text("no usage.json in the run directory (the run did not finish)", style="dim")
     table = Table(title="tokens and cost by call kind", header_style="bold", box=box.SIMPLE_HEAD,
-                  pad_edge=False)
-    for name in ("call kind", "model", "calls", "cached", "input tok.", "output tok.", "cost $"):
-        table.add_column(name, justify="left" if name in ("call kind", "model") else "right")
-    totals = [0, 0, 0, 0, 0.0]
-    for row in usage["rows"]:
+                  pad_edge=False, show_edge=False, padding=(0, 0), caption_justify="left")
+    table.add_column("call kind ", no_wrap=True, min_width=15)
+    table.add_column("model", overflow="ellipsis", no_wrap=True, min_width=8)
+    for name, width in (("paid", 5), ("cached", 6), ("in tok.", 9), ("out tok.", 8),
+                        ("paid $", 8), ("cache $", 8)):
+        table.add_column(name, justify="right", no_wrap=True, min_width=width)
+    rows = usage["rows"]
+    for row in rows:
         tokens = _tokens(row.get("usage", {}), row.get("cached_usage", {}))
-        cost = row.get("cost_usd", 0.0) + row.get("would_have_cost_usd", 0.0)
-        values = (row.get("calls", 0), row.get("cache_hits", 0), tokens[0], tokens[1], cost)
-        totals = [a + b for a, b in zip(totals, values, strict=True)]
-        table.add_row(str(row.get("kind")), clip(str(row.get("model")), 28),
-                      *(f"{v:,}" for v in values[:4]),
-                      f"{cost:.4f}" if row.get("priced", True) else "unpriced")
-    priced = all(row.get("priced", True) for row in usage["rows"])
-    table.add_row("total", "", *(f"{v:,}" for v in totals[:4]),
-                  f"{totals[4]:.4f}" + ("" if priced else " +unpriced"), style="bold")
+        priced = row.get("priced", True)
+        kind = str(row.get("kind"))
+        table.add_row(
+            Text(KIND_LABEL.get(kind, kind), style="dim" if kind == OUTSIDE_BUDGET else ""),
+            str(row.get("model")), f"{int(row.get('paid_calls', 0)):,}",
+            f"{int(row.get('cache_hits', 0)):,}", f"{tokens[0]:,}", f"{tokens[1]:,}",
+            _dollars(row.get("cost_usd", 0.0), priced),
+            _dollars(row.get("would_have_cost_usd", 0.0), priced))
+    total = _totals(rows)
+    tokens = [sum(_tokens(r.get("usage", {}), r.get("cached_usage", {}))[i] for r in rows)
+              for i in (0, 1)]
+    table.add_row("total", "", f"{total['paid_calls']:,}", f"{total['hits']:,}",
+                  f"{tokens[0]:,}", f"{tokens[1]:,}", f"{total['paid']:.4f}",
+                  f"{total['cached']:.4f}", style="bold")
+    notes = ["paid $: what this run's calls cost (usage.json)", "cache $: the value of the "
+             "answers read from the cache, not paid again"]
+    if any(r.get("kind") == OUTSIDE_BUDGET for r in rows):
+        notes.append("test eval.: the test-split scores, outside the budget")
+    if not total["priced"]:
+        notes.append("unpriced: no price for the model, counted as 0")
+    table.caption = " · ".join(notes)
     return table
+
+
+def _dollars(value: Any, priced: bool) -> str:
+    return f"{float(value):.4f}" if priced else "unpriced"
 
 
 def _tokens(paid: Mapping[str, int], cached: Mapping[str, int]) -> tuple[int, int]:
