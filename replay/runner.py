@@ -11,9 +11,10 @@ import attrs
 from rich.console import Console
 from rich.markup import escape
 
+from llm_cache.backends import Backend
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMError
-from llm_cache.records import CallKind
+from llm_cache.records import CallKind, Role
 from llm_cache.store import CacheNotFound, CacheReader
 from replay import models
 from replay.evaluate import score_with_bar
@@ -29,6 +30,7 @@ from stratune_core.config import Config
 from stratune_core.errors import StraTuneError
 from stratune_core.events import RunFinished, SkillAdded
 from stratune_core.run import iterate
+from stratune_core.state import initial_state
 from stratune_core.task import Task
 
 EXIT_INTERRUPTED = 130
@@ -43,12 +45,19 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     manifest = attrs.evolve(new_manifest(options, config, sequence),
                             target=public_spec(options.target),
                             optimizer=public_spec(options.optimizer))
+    # Everything that can be refused is checked before the run directory is touched.
+    task = models.load_task(options.task, data_dir=options.data_dir)
+    initial_state(config, task, replay_sequence=sequence)  # e.g. a budget below one batch
+    backends = models.backends(options.target, options.optimizer)
+    warning = make_plan(config, task).warning
+    if warning is not None:
+        console.print(f"[bold yellow]warning[/]: {escape(warning)}")
     run_dir = RunDir.at(out)
     run_dir.prepare()
     try:
         with RunLock.acquire(run_dir.path):
-            session = _Session(run_dir, options, config, manifest, console, test_split)
-            return session.run(concurrency)
+            session = _Session(run_dir, config, manifest, console, test_split)
+            return session.run(task, backends, concurrency)
     except OSError as exc:
         raise _storage_error(run_dir, exc) from None
     except sqlite3.Error as exc:
@@ -70,21 +79,15 @@ def _storage_error(run_dir: RunDir, exc: OSError | sqlite3.Error) -> StraTuneErr
 @attrs.define
 class _Session:
     run_dir: RunDir
-    options: RunOptions
     config: Config
     manifest: Manifest
     console: Console
     test_split: str | None
 
-    def run(self, concurrency: int) -> int:
+    def run(self, task: Task, backends: dict[Role, Backend], concurrency: int) -> int:
         previous = _previous_run(self.run_dir, self.manifest)
-        task = models.load_task(self.options.task, data_dir=self.options.data_dir)
-        warning = make_plan(self.config, task).warning
-        if warning is not None:
-            self.console.print(f"[bold yellow]warning[/]: {escape(warning)}")
-        llm = CachedLLM.open(self.run_dir.cache,
-                             backends=models.backends(self.options.target, self.options.optimizer),
-                             mode="live", concurrency=concurrency, seed=self.config.seed)
+        llm = CachedLLM.open(self.run_dir.cache, backends=backends, mode="live",
+                             concurrency=concurrency, seed=self.config.seed)
         try:
             code = self._record(task, llm, previous)
         finally:
@@ -95,7 +98,7 @@ class _Session:
 
     def _record(self, task: Task, llm: CachedLLM, previous: Manifest | None) -> int:
         rounds = iterate(self.config, task, llm, replay_sequence=self.manifest.replay_sequence)
-        first = next(rounds)  # a config the task cannot run (budget too small) fails here
+        first = next(rounds)
         finished_before = previous is not None and previous.finished
         if not finished_before:  # a rerun of a finished run keeps it finished unless it diverges
             self.run_dir.write_manifest(self.manifest)

@@ -55,9 +55,14 @@ def stored_blobs(run_dir: RunDir) -> str | None:
 
 
 def added_blobs(run_dir: RunDir, skill_ids: Iterable[str]) -> str | None:
-    for skill_id in skill_ids:
+    """Each skill the run added has its blob, and every blob is a skill of the run."""
+    wanted = set(skill_ids)
+    for skill_id in sorted(wanted):
         if not run_dir.blob(skill_id).is_file():
             return f"{run_dir.blob(skill_id)}: missing; the recomputed run adds skill {skill_id}"
+    for path in sorted(run_dir.blobs.iterdir()):
+        if path.name.removesuffix(BLOB_SUFFIX) not in wanted:
+            return f"{path}: a skill text the recomputed run never adds; it was put there"
     return None
 
 

@@ -7,7 +7,9 @@ serves in-process tests: `with models.using(toy_extensions()): ...`.
 
 Fault hooks for the subprocess tests (read here, on the test side): with
 `STRATUNE_TEST_KILL_AFTER=N` (or `_INTERRUPT_AFTER`, `_TERMINATE_AFTER`) in the environment the
-toy target sends its own process SIGKILL (SIGINT, SIGTERM) on its N-th paid call.
+toy target sends its own process SIGKILL (SIGINT, SIGTERM) on its N-th paid call. With
+`STRATUNE_TEST_HOLD=FILE` it stops at its `STRATUNE_TEST_HOLD_AT`-th call (default 1), creates
+`FILE.waiting` and waits until FILE is deleted: a run held open while a test looks at it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,8 @@ def _scripted(body: str) -> Backend:
         for env, sig in SIGNAL_HOOKS.items():
             if after := int(os.environ.get(env, "0") or 0):
                 fn = _signal_after(fn, after, sig)
+        if hold := os.environ.get("STRATUNE_TEST_HOLD"):
+            fn = _hold_at(fn, int(os.environ.get("STRATUNE_TEST_HOLD_AT", "1")), Path(hold))
     elif name == "toy-optimizer":
         fn = ToyOptimizer(style=options.get("style", "mixed"))
     else:
@@ -69,6 +74,22 @@ def _signal_after(fn: Callable[..., Any], calls: int, sig: signal.Signals) -> Ca
         count += 1
         if count == calls:
             os.kill(os.getpid(), sig)
+        return fn(request)
+
+    return wrapped
+
+
+def _hold_at(fn: Callable[..., Any], calls: int, hold: Path) -> Callable[..., Any]:
+    count = 0
+
+    def wrapped(request: Any) -> Any:
+        nonlocal count
+        count += 1
+        if count == calls:
+            hold.with_name(hold.name + ".waiting").write_text(str(os.getpid()))
+            deadline = time.monotonic() + 120
+            while hold.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
         return fn(request)
 
     return wrapped
