@@ -19,8 +19,9 @@ from typing import TextIO
 from llm_cache.errors import CacheCorruptError
 from llm_cache.key import explain_document
 from llm_cache.prices import default_prices
+from llm_cache.reader import CacheReader
 from llm_cache.records import Usage
-from llm_cache.store import DB_FILE, CacheNotFound, CacheReader, CacheStore, StoredEntry
+from llm_cache.store import DB_FILE, CacheNotFound, CacheStore, StoredEntry
 
 DEFAULT_CACHE_DIR = ".stratune/cache"
 _KEY = re.compile(r"^[0-9a-f]{32}$")

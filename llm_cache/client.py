@@ -25,9 +25,10 @@ from llm_cache.errors import CacheCorruptError, CacheMiss, LLMFatalError
 from llm_cache.key import canonical_request, key_of_canonical
 from llm_cache.modes import Mode
 from llm_cache.prices import PriceTable
+from llm_cache.reader import CacheReader
 from llm_cache.records import Request, Response, Role
 from llm_cache.retry import RetryDecision, RetryPolicy, call_with_retries
-from llm_cache.store import CacheReader, CacheStore, StoredEntry
+from llm_cache.store import CacheStore, StoredEntry
 
 __all__ = ["CachedLLM", "backend_for"]
 

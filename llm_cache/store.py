@@ -9,11 +9,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import attrs
 import diskcache
@@ -101,7 +99,7 @@ def decode_entry(key: str, value: object) -> StoredEntry:
         raise CacheCorruptError(f"cache entry {key} cannot be decoded ({exc}); prune it") from exc
 
 
-class _Reading:
+class EntryReading:
     """What both stores derive from `keys()` and `get()`."""
 
     def keys(self) -> Iterator[str]:
@@ -143,12 +141,13 @@ class _Reading:
         return None if best is None else (best[2], best[3])
 
 
-class CacheStore(_Reading):
+class CacheStore(EntryReading):
     """Process- and thread-safe store (SQLite WAL underneath); safe for concurrent writers."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        check_header(self.directory)
         # eviction_policy="none": diskcache's default silently deletes old entries at 1 GiB,
         # which would destroy replay records.
         try:
@@ -191,6 +190,22 @@ def _common_prefix(a: str, b: str) -> int:
     return len(os.path.commonprefix((a, b)))
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_header(directory: Path) -> None:
+    """SQLite silently rewrites a short file that is not a database as a new one: refuse it
+    before SQLite opens it, so a damaged cache is reported, never replaced."""
+    db = directory / DB_FILE
+    try:
+        with open(db, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    if head and head != SQLITE_HEADER:
+        raise damaged_database(directory, ValueError("no SQLite header"))
+
+
 class CacheNotFound(LLMError):
     """A cache directory to read does not exist or holds no cache."""
 
@@ -200,91 +215,3 @@ def damaged_database(directory: Path, exc: BaseException) -> CacheCorruptError:
         f"{directory / DB_FILE}: not a readable cache database ({exc}); the file is damaged: "
         "restore it from a copy, or move it away to start an empty cache (its calls are paid again)"
     )
-
-
-class CacheReader(_Reading):
-    """A cache directory opened read-only: no file is created or changed, so it is safe on a
-    read-only disk, on a committed trace, and beside a `train` that is writing the cache.
-
-    Reads diskcache's table directly: keys are stored as text, values as inline text or, when
-    long, as a text file next to the database. Anything else is reported as not a record; a
-    pickled value is never unpickled.
-    """
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-        db = self.directory / DB_FILE
-        if not self.directory.is_dir():
-            raise CacheNotFound(f"{self.directory}: no such cache directory; check --cache-dir")
-        if not db.is_file():
-            raise CacheNotFound(f"{self.directory}: holds no cache ({DB_FILE} missing); "
-                                    "check --cache-dir")
-        self._lock = threading.Lock()
-        self._db = _open_read_only(db)
-        self._disk = diskcache.Disk(str(self.directory))
-
-    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            try:
-                return self._db.execute(sql, args).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise damaged_database(self.directory, exc) from None
-
-    def keys(self) -> Iterator[str]:
-        for (key,) in self._query("SELECT key FROM Cache WHERE raw = 1 ORDER BY rowid"):
-            if isinstance(key, str):
-                yield key
-
-    def get(self, key: str) -> StoredEntry | None:
-        rows = self._query("SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1",
-                           (key,))
-        if not rows:
-            return None
-        mode, filename, value = rows[0]
-        if mode not in (diskcache.core.MODE_RAW, diskcache.core.MODE_TEXT):
-            return decode_entry(key, None)  # raises: not a StraTune record
-        try:
-            text = self._disk.fetch(mode, filename, value, False)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CacheCorruptError(f"cache entry {key}: its value file cannot be read ({exc}); "
-                                    "prune it") from None
-        return decode_entry(key, text)
-
-    def __len__(self) -> int:
-        return int(self._query("SELECT COUNT(*) FROM Cache")[0][0])
-
-    def volume(self) -> int:
-        pages = self._query("PRAGMA page_count")[0][0] * self._query("PRAGMA page_size")[0][0]
-        files = self._query("SELECT COALESCE(SUM(size), 0) FROM Cache")[0][0]
-        return int(pages + files)
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
-def _open_read_only(db: Path) -> sqlite3.Connection:
-    """Without a write-ahead log beside it the database file is complete, and `immutable=1`
-    reads it without creating SQLite's -wal/-shm files (a committed trace stays untouched, a
-    read-only disk works). With a log (a writer is active, or crashed) `mode=ro` reads through
-    it; if even that cannot open (read-only directory), the file alone is the best there is."""
-    tries = ("mode=ro", "mode=ro&immutable=1") if db.with_name(db.name + "-wal").exists() \
-        else ("mode=ro&immutable=1",)
-    last: sqlite3.Error = sqlite3.Error("cannot open")
-    for flags in tries:
-        try:
-            connection = sqlite3.connect(f"file:{quote(str(db.resolve()))}?{flags}", uri=True,
-                                         check_same_thread=False)
-        except sqlite3.Error as exc:
-            last = exc
-            continue
-        try:
-            connection.execute("SELECT COUNT(*) FROM Cache").fetchone()
-        except sqlite3.DatabaseError as exc:
-            connection.close()
-            if isinstance(exc, sqlite3.OperationalError) and "no such table" not in str(exc):
-                last = exc
-                continue
-            raise damaged_database(db.parent, exc) from None
-        return connection
-    raise damaged_database(db.parent, last)

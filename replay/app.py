@@ -257,7 +257,10 @@ def main(argv: Sequence[str] | None = None, *,
     """Run one command. `extensions` adds model kinds and tasks for this call (see
     `replay.models`); the test suite injects its scripted models and toy task this way."""
     with models.using(extensions or models.Extensions()):
-        args = build_parser().parse_args(argv)
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help, or a usage error already printed in one line
+            return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
         _stop_on_sigterm()
         try:
             if args.command == "cache":

@@ -32,7 +32,11 @@ class RunLock:
     @classmethod
     def acquire(cls, directory: Path) -> RunLock:
         path = directory / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StraTuneError(f"--out {directory}: cannot write the run there "
+                                f"({exc.strerror}); choose a writable place") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -45,8 +49,12 @@ class RunLock:
         except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:
+            os.close(fd)  # a full disk: the caller reports it, and no lock is left held
+            raise
         return cls(fd, path)
 
     def release(self) -> None:

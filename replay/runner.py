@@ -14,8 +14,9 @@ from rich.markup import escape
 from llm_cache.backends import Backend
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMError
+from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Role
-from llm_cache.store import CacheNotFound, CacheReader
+from llm_cache.store import CacheNotFound
 from replay import models
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock

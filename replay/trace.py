@@ -104,7 +104,7 @@ class RunDir:
     def read_manifest(self) -> Manifest:
         if not self.manifest.is_file():
             raise TraceError(f"{self.manifest}: not found; is {self.path} a StraTune run directory?")
-        return manifest_from_json(self.manifest.read_text(encoding="utf-8"), where=str(self.manifest))
+        return manifest_from_json(_read_text(self.manifest), where=str(self.manifest))
 
     def read_blob(self, blob_id: str) -> str:
         path = self.blob(blob_id)
@@ -137,7 +137,7 @@ class RunDir:
         if not path.is_file():
             return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            return json.loads(_read_text(path))
         except json.JSONDecodeError as exc:
             raise TraceError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
 
@@ -170,9 +170,27 @@ def _atomic_write(path: Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:  # a full disk leaves the old file, never a half-written one
+    except OSError as exc:  # a full disk leaves the old file, never a half-written one
+        tmp.unlink(missing_ok=True)
+        raise _naming(exc, path) from None
+    except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """The error with the file it concerns (a failed flush or close does not say)."""
+    return exc if exc.filename else OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise TraceError(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); the file "
+                         "is damaged") from None
 
 
 def _utf8(line: bytes, path: Path, lineno: int) -> str:
@@ -250,9 +268,12 @@ class TraceWriter:
                 self._fh.truncate(self._offset_of[index])  # appends continue from here
             pending.append(line.encode("utf-8") + b"\n")
         if pending:
-            self._fh.write(b"".join(pending))
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
+            try:
+                self._fh.write(b"".join(pending))
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            except OSError as exc:
+                raise _naming(exc, self.run_dir.events) from None
 
     def finish(self) -> None:
         """The run completed: drop recorded lines the rerun did not produce, then close."""

@@ -24,8 +24,9 @@ from llm_cache.accounting import Accounting
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMError
 from llm_cache.modes import Mode
+from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Request, Response
-from llm_cache.store import CacheNotFound, CacheReader
+from llm_cache.store import CacheNotFound
 from replay import models
 from replay.evaluate import score_skill
 from replay.redact import scrub

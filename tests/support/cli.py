@@ -96,6 +96,10 @@ def _hold_at(fn: Callable[..., Any], calls: int, hold: Path) -> Callable[..., An
 
 
 def _toy_task(spec: TaskSpec) -> ToyTask:
+    if spec.scorer is not None:  # as the built-in tasks do
+        raise ConfigError(f"scorer: only custom JSONL tasks take a scorer (task {spec.spec!r})")
+    if spec.limit is not None and spec.limit < 1:
+        raise ConfigError(f"limit: must be >= 1, got {spec.limit}")
     return ToyTask(n_train=spec.limit or 48)
 
 
