@@ -174,7 +174,8 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_completes(recorded, tmp_path, hook):
     assert stopped.returncode == 130, stopped.stdout + stopped.stderr
     said = " ".join(stopped.stdout.split())
     assert "stopped: " in said and "run the same command again to resume" in said
-    assert "Traceback" not in stopped.stderr
+    for noise in ("Traceback", "Task was destroyed", "never retrieved"):
+        assert noise not in stopped.stderr, stopped.stderr
     kept = (out / "events.jsonl").read_text()
     assert kept and (recorded / "events.jsonl").read_text().startswith(kept)
     assert json.loads((out / "manifest.json").read_text())["finished"] is False
