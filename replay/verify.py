@@ -245,7 +245,8 @@ def replay(path: str, console: Console) -> int:
     if digest != manifest.event_digest or manifest.events != n:
         return _failed(console, f"{run_dir.manifest}: records {manifest.events} events with "
                        f"digest {manifest.event_digest}; the events are {n} and hash to {digest}")
-    console.print(f"[green]replay OK[/]: {n} events recomputed offline; digest {digest} matches")
+    console.print(f"[green]replay OK[/]: {n} events recomputed offline; digest {digest} matches",
+                  soft_wrap=True)
     return EXIT_OK
 
 
