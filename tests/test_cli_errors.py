@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 
 from stratune_core.config import Config
 from tests.support.cli import TOY_RUN, main, record_in_process
+from tests.support.disks import remount, tmpfs
 
 TRAIN = ["train", *TOY_RUN]
 ROW = {"id": "q1", "input": "What is 1 + 1?", "expected": "2", "split": "train"}
@@ -71,22 +71,16 @@ def _cwd(path: Path) -> Iterator[None]:
 def read_only(path: Path) -> Iterator[Path]:
     """A directory on a read-only file system (a tmpfs mounted read-only, as root), or one
     the (non-root) user may not write."""
-    path.mkdir()
     if os.geteuid() == 0:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(path)],
-                              capture_output=True, check=False)
-        if done.returncode != 0:
-            pytest.skip("cannot mount a read-only tmpfs")
-        try:
+        with tmpfs(path, "ro,size=1m"):
             yield path
-        finally:
-            subprocess.run(["umount", str(path)], check=False)
-    else:
-        path.chmod(0o555)
-        try:
-            yield path
-        finally:
-            path.chmod(0o755)
+        return
+    path.mkdir()
+    path.chmod(0o555)
+    try:
+        yield path
+    finally:
+        path.chmod(0o755)
 
 
 @pytest.fixture(scope="module")
@@ -209,9 +203,9 @@ def test_cache_stats_on_a_read_only_cache(run, tmp_path, capsys):
     """Not an error at all: stats open the cache read-only and create no file."""
     with read_only(tmp_path / "ro") as ro:
         if os.geteuid() == 0:  # fill the read-only tmpfs: remount it writable for a moment
-            subprocess.run(["mount", "-o", "remount,rw", str(ro)], check=True)
+            remount(ro, "rw")
             shutil.copytree(run / "cache", ro / "cache")
-            subprocess.run(["mount", "-o", "remount,ro", str(ro)], check=True)
+            remount(ro, "ro")
         else:
             ro.chmod(0o755)
             shutil.copytree(run / "cache", ro / "cache")

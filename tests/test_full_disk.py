@@ -11,15 +11,13 @@ import errno
 import json
 import os
 import sqlite3
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from llm_cache.store import CacheStore
 from tests.support.cli import TOY_RUN, main, record_in_process
+from tests.support.disks import remount, tmpfs
 
 TRAIN = ["train", *TOY_RUN, "--seed", "3"]
 
@@ -91,22 +89,9 @@ def test_cache_on_a_full_disk(tmp_path, reference, capsys, monkeypatch):
     _assert_resumes_identically(out, reference, capsys)
 
 
-@contextmanager
-def _small_tmpfs(path: Path, size: str) -> Iterator[Path]:
-    path.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                             capture_output=True, check=False)
-    if mounted.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", str(path)], check=False)
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small file system needs root")
 def test_a_real_full_disk_then_space_freed(tmp_path, reference, capsys):
-    with _small_tmpfs(tmp_path / "disk", "2m") as disk:  # fills up in round 2 or 3
+    with tmpfs(tmp_path / "disk", "size=2m") as disk:  # fills up in round 2 or 3
         out = disk / "run"
         code, _, err = _run(out, capsys)
         _assert_one_line(code, err, "run the same command to resume")
@@ -114,5 +99,5 @@ def test_a_real_full_disk_then_space_freed(tmp_path, reference, capsys):
         kept = (out / "events.jsonl").read_bytes()
         assert kept.count(b"\n") > 2  # rounds were recorded before the disk filled
         assert (reference / "events.jsonl").read_bytes().startswith(kept.rsplit(b"\n", 1)[0])
-        subprocess.run(["mount", "-o", "remount,size=16m", str(disk)], check=True)
+        remount(disk, "size=16m")
         _assert_resumes_identically(out, reference, capsys)
