@@ -215,6 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The model layer's retry lines ("retry 1/6 in 2.0 s: ...") print above the progress bar.
     model_log = RichHandler(console=console, show_time=False, show_level=False, show_path=False)
     logging.getLogger("llm_cache").addHandler(model_log)
+    # ... and so do the Batch API's progress lines (INFO on llm_cache.batch).
+    batch_log = logging.getLogger("llm_cache.batch")
+    batch_level = batch_log.level
+    batch_log.setLevel(logging.INFO)
     try:
         return int(args.func(args, console))
     except StraTuneError as exc:
@@ -225,6 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         logging.getLogger("llm_cache").removeHandler(model_log)
+        batch_log.setLevel(batch_level)
 
 
 if __name__ == "__main__":

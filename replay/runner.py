@@ -14,6 +14,7 @@ from pathlib import Path
 import attrs
 from rich.console import Console
 
+from llm_cache.batch_journal import JOURNAL_NAME
 from llm_cache.client import CachedLLM
 from llm_cache.errors import CacheMiss, LLMError
 from replay import models
@@ -50,7 +51,8 @@ def train(options: RunOptions, out: str | Path, console: Console, *, concurrency
     run_dir.path.mkdir(parents=True, exist_ok=True)
     run_dir.write_manifest(manifest)
     llm = CachedLLM.open(run_dir.cache, backends=models.backends(options.target, options.optimizer),
-                         mode="live", concurrency=concurrency, seed=config.seed)
+                         mode="live", concurrency=concurrency, seed=config.seed,
+                         batch_journal=run_dir.path / JOURNAL_NAME)  # batch=on crash safety
     writer = TraceWriter(run_dir)
     progress = TrainProgress(console)
     final_id: str | None = None

@@ -163,6 +163,13 @@ def cost_table(usage: Mapping[str, Any] | None) -> RenderableType:
     priced = all(row.get("priced", True) for row in usage["rows"])
     table.add_row("total", "", *(f"{v:,}" for v in totals[:4]),
                   f"{totals[4]:.4f}" + ("" if priced else " +unpriced"), style="bold")
+    if batched := sum(row.get("batch_calls", 0) for row in usage["rows"]):
+        # The part of the paid calls sent through the Message Batches API (batch=on), at 50%.
+        tokens = [_tokens(row.get("batch_usage", {}), {}) for row in usage["rows"]]
+        table.add_row("Batch API", "", f"{batched:,}", "",
+                      f"{sum(t[0] for t in tokens):,}", f"{sum(t[1] for t in tokens):,}",
+                      f"{sum(row.get('batch_cost_usd', 0.0) for row in usage['rows']):.4f}",
+                      style="dim")
     return table
 
 
