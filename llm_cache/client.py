@@ -21,6 +21,8 @@ import attrs
 from llm_cache.accounting import Accounting, Ledger
 from llm_cache.backends import backend_for
 from llm_cache.backends.base import Backend
+from llm_cache.batch import BatchWaves, dispatch
+from llm_cache.batch_journal import JOURNAL_NAME, BatchJournal
 from llm_cache.errors import CacheCorruptError, CacheMiss, LLMFatalError
 from llm_cache.key import canonical_request, key_of_canonical
 from llm_cache.modes import Mode
@@ -52,6 +54,7 @@ class CachedLLM:
         prices: PriceTable | None = None,
         seed: int = 0,
         sleep: Callable[[float], Awaitable[None]] | None = None,
+        batch_journal: str | Path | None = None,
     ) -> None:
         if mode is not Mode.OFF and store is None:
             raise ValueError(f"cache mode {mode.value!r} needs a cache directory")
@@ -70,6 +73,10 @@ class CachedLLM:
         self._lock = threading.Lock()
         self.corrupt_entries = 0
         self.retries = 0
+        # Batches submitted, not yet collected (`batch=on` crash safety); default: by the cache.
+        if batch_journal is None and store is not None:
+            batch_journal = store.directory / JOURNAL_NAME
+        self.batch_journal = None if batch_journal is None else BatchJournal(batch_journal)
 
     @classmethod
     def open(
@@ -83,11 +90,12 @@ class CachedLLM:
         retry_policy: RetryPolicy | None = None,
         prices: PriceTable | None = None,
         seed: int = 0,
+        batch_journal: str | Path | None = None,
     ) -> CachedLLM:
         store = None if cache_dir is None else CacheStore(cache_dir)
         policy = retry_policy or RetryPolicy(max_retries=max_retries)
         return cls(store, backends, mode=Mode.parse(mode), concurrency=concurrency,
-                   retry_policy=policy, prices=prices, seed=seed)
+                   retry_policy=policy, prices=prices, seed=seed, batch_journal=batch_journal)
 
     # ---- the synchronous door -------------------------------------------------------------
 
@@ -117,7 +125,9 @@ class CachedLLM:
             if self.mode is Mode.REPLAY:
                 raise self._miss(jobs, len(requests))
             self._check_backends(jobs)
-            answers = self._run(self._complete_all(jobs))
+            # Misses for a backend with `batch=on` go out as Message Batches; the rest live.
+            answers = self._run(dispatch(jobs, self._backends, live=self._complete_all,
+                                         waves=self._batch_waves))
             for job in jobs:
                 first, *duplicates = waiting[job.key]
                 response = answers[job.key]
@@ -255,6 +265,15 @@ class CachedLLM:
             raise failures[0]
         return answers
 
+    def _batch_waves(self, backend: Any) -> BatchWaves:
+        return BatchWaves(backend, journal=self.batch_journal, policy=self._policy,
+                          rng=self._rng, sleep=self._sleep, record=self._record,
+                          spent=self._ledger.failed_retries, live=self._complete_all,
+                          on_retry=self._count_retry)
+
+    def _count_retry(self) -> None:
+        self.retries += 1
+
     async def _call(self, backend: Backend, job: _Job) -> Response:
         request = job.request
         spent = 0
@@ -278,15 +297,21 @@ class CachedLLM:
         except BaseException:
             self._ledger.failed_retries(request, spent)
             raise
+        return self._record(job, response, backend=backend.name,
+                            latency=time.monotonic() - started, retries=retries)
+
+    def _record(self, job: _Job, response: Response, *, backend: str, latency: float,
+                retries: int, batch: bool = False) -> Response:
         response = attrs.evolve(response, from_cache=False)
         if self.mode is Mode.LIVE:
             assert isinstance(self.store, CacheStore)
             # Written only after a successful call: an error can never become a cached answer.
+            # A batch answer goes under the same key as a live one: the cache does not care.
             self.store.put(job.key, StoredEntry(
-                canonical=job.canonical, response=response, backend=backend.name,
-                created_at=time.time(), latency_s=time.monotonic() - started, retries=retries,
+                canonical=job.canonical, response=response, backend=backend,
+                created_at=time.time(), latency_s=latency, retries=retries,
             ))
-        self._ledger.paid(request, response, retries)
+        self._ledger.paid(job.request, response, retries, batch=batch)
         return response
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sqlite3
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from rich.console import Console
+from rich.logging import RichHandler
 from rich.markup import escape
 
 from llm_cache import cli as cache_cli
@@ -19,6 +21,7 @@ from replay import models
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
+from stratune_core.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
@@ -70,8 +73,7 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     p.add_argument("--profile", default="paper", choices=("paper", "released"))
     p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
     ab = p.add_argument_group("ablations (paper §4.1)")
-    ab.add_argument("--selector", help="llm | fixed:I1|I2|I3 | random | rotation | once | "
-                                       "replay:<trace dir> | bandit:epsilon_greedy|ucb1|thompson")
+    ab.add_argument("--selector", help=selector_usage())
     ab.add_argument("--forms", choices=("all", "F4"))
     ab.add_argument("--operator", help="fixed operator STRATEGY+FORM, e.g. I3+F3")
     ab.add_argument("--no-history", action="store_true", help="hide the evaluation history")
@@ -262,10 +264,19 @@ def main(argv: Sequence[str] | None = None, *,
         except SystemExit as exc:  # --help, or a usage error already printed in one line
             return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
         _stop_on_sigterm()
+        console = Console()
+        # The model layer's retry lines ("retry 1/6 in 2.0 s: ...") print above the progress bar.
+        model_log = RichHandler(console=console, show_time=False, show_level=False,
+                                show_path=False)
+        logging.getLogger("llm_cache").addHandler(model_log)
+        # ... and so do the Batch API's progress lines (INFO on llm_cache.batch).
+        batch_log = logging.getLogger("llm_cache.batch")
+        batch_level = batch_log.level
+        batch_log.setLevel(logging.INFO)
         try:
             if args.command == "cache":
                 return int(args.func(args))
-            return int(args.func(args, Console()))
+            return int(args.func(args, console))
         except StraTuneError as exc:
             return _bad_input(str(exc))
         except OSError as exc:  # a file the user named cannot be read or written
@@ -276,6 +287,9 @@ def main(argv: Sequence[str] | None = None, *,
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
+        finally:
+            logging.getLogger("llm_cache").removeHandler(model_log)
+            batch_log.setLevel(batch_level)
 
 
 def _bad_input(message: str) -> int:

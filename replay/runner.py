@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from llm_cache.backends import Backend
+from llm_cache.batch_journal import JOURNAL_NAME
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMError
 from llm_cache.reader import CacheReader
@@ -20,7 +21,7 @@ from llm_cache.store import CacheNotFound
 from replay import models
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
-from replay.options import RunOptions, build_config, new_manifest, replay_sequence
+from replay.options import RunOptions, build_config, new_manifest
 from replay.plan import make_plan
 from replay.progress import TrainProgress
 from replay.redact import public_spec, scrub
@@ -42,13 +43,12 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     """Record (or resume) a run in `out`; with `test_split`, score the initial and the final
     skill on that split afterwards (outside the budget) into evaluation.json."""
     config = build_config(options)
-    sequence = replay_sequence(config)
-    manifest = attrs.evolve(new_manifest(options, config, sequence),
-                            target=public_spec(options.target),
-                            optimizer=public_spec(options.optimizer))
+    manifest = new_manifest(options, config)
+    manifest = attrs.evolve(manifest, target=public_spec(manifest.target),
+                            optimizer=public_spec(manifest.optimizer))
     # Everything that can be refused is checked before the run directory is touched.
     task = models.load_task(options.task, data_dir=options.data_dir)
-    initial_state(config, task, replay_sequence=sequence)  # e.g. a budget below one batch
+    initial_state(config, task)  # e.g. a budget below one batch
     backends = models.backends(options.target, options.optimizer)
     warning = make_plan(config, task).warning
     if warning is not None:
@@ -88,7 +88,8 @@ class _Session:
     def run(self, task: Task, backends: dict[Role, Backend], concurrency: int) -> int:
         previous = _previous_run(self.run_dir, self.manifest)
         llm = CachedLLM.open(self.run_dir.cache, backends=backends, mode="live",
-                             concurrency=concurrency, seed=self.config.seed)
+                             concurrency=concurrency, seed=self.config.seed,
+                             batch_journal=self.run_dir.path / JOURNAL_NAME)  # batch=on safety
         try:
             code = self._record(task, llm, previous)
         finally:
@@ -98,7 +99,7 @@ class _Session:
         return code
 
     def _record(self, task: Task, llm: CachedLLM, previous: Manifest | None) -> int:
-        rounds = iterate(self.config, task, llm, replay_sequence=self.manifest.replay_sequence)
+        rounds = iterate(self.config, task, llm)
         first = next(rounds)
         finished_before = previous is not None and previous.finished
         if not finished_before:  # a rerun of a finished run keeps it finished unless it diverges

@@ -1,4 +1,4 @@
-"""The run directory, which is also the trace (SPEC §8).
+"""The run directory, which is also the trace (docs/design.md, "Traces and serialization").
 
     manifest.json      config, task, model specs, seed, package versions, git revision, digest
     events.jsonl       one canonical event per line, appended, flushed and fsynced per round

@@ -217,8 +217,7 @@ def replay(path: str, console: Console) -> int:
     with CachedLLM(store, backends={}, mode=Mode.REPLAY) as llm:
         n, added, final = 0, [], None
         try:
-            for state, events in iterate(manifest.config, task, llm,
-                                         replay_sequence=manifest.replay_sequence):
+            for state, events in iterate(manifest.config, task, llm):
                 for event in events:
                     line = event_to_line(event)
                     n += 1

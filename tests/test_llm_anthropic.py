@@ -104,7 +104,7 @@ def test_transient_faults_are_retried_once_and_only_the_success_is_cached(tmp_pa
 @pytest.mark.parametrize(
     ("fault", "words"),
     [(Fault.UNAUTHORIZED, "401"), (Fault.BAD_REQUEST, "400"),
-     (Fault.SPEND_CAP, "without retry-after")],
+     (Fault.SPEND_CAP, "enforced_spend_limit_reached")],
 )
 def test_unrecoverable_errors_fail_at_once_and_cache_nothing(tmp_path, fault, words):
     with FakeAnthropicServer(faults=[fault]) as fake:

@@ -61,8 +61,20 @@ class CostTable:
             "total", "", f"{total['paid_calls']:,}", f"{total['hits']:,}", f"{tokens[0]:,}",
             f"{tokens[1]:,}", f"{total['paid']:.4f}", f"{total['cached']:.4f}"), strict=True)))
         self.styles.append("bold")
+        if batched := sum(int(r.get("batch_calls", 0)) for r in rows):
+            # The part of the paid calls sent through the Message Batches API (batch=on), at 50%.
+            batch_tokens = [_tokens(r.get("batch_usage", {}), {}) for r in rows]
+            self.cells.append(dict(zip(COLUMNS, (
+                "Batch API", "", f"{batched:,}", "", f"{sum(t[0] for t in batch_tokens):,}",
+                f"{sum(t[1] for t in batch_tokens):,}",
+                f"{sum(float(r.get('batch_cost_usd', 0.0)) for r in rows):.4f}", ""),
+                strict=True)))
+            self.styles.append("dim")
         notes = ["paid $: what this run's calls cost (usage.json)", "cache $: the value of the "
                  "answers read from the cache, not paid again"]
+        if batched:
+            notes.append("the last row: the part of the paid calls sent as message batches, "
+                         "at half price")
         if any(r.get("kind") == OUTSIDE_BUDGET for r in rows):
             notes.append("test eval.: the test-split scores, outside the budget")
         if not total["priced"]:

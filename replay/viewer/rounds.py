@@ -95,7 +95,7 @@ def _row(group: tuple[RoundView, ...]) -> dict[str, Text]:
     why = Text("skipped: " + ", ".join(r.skipped) if r.skipped else "", style="dim")
     if r.operator is not None:
         op = operator_label(r.operator.strategy, r.operator.form)
-        why = Text(" ".join((r.operator.why or r.operator.source).split()))
+        why = Text(" ".join((r.operator.why or str(r.operator.source)).split()))
     cands = r.candidates
     invalid = Text(f"+{len(r.invalid)} invalid", style="red") if r.invalid else None
     blank = Text("") if invalid is not None and cands else None
