@@ -41,17 +41,18 @@ def _task() -> ToyTask:
 
 
 def _open(cache: Path, url: str) -> CachedLLM:
-    # The client timeout is far below the stall, so a stalled call is a timeout.
+    # The client timeout is far below the stall, so a stalled call is a timeout, and far above
+    # a loaded machine's answer time, so no other call is.
     backends = {
-        Role.TARGET: AnthropicBackend(TARGET_MODEL, api_key="k", base_url=url, timeout=0.5),
-        Role.OPTIMIZER: AnthropicBackend(OPTIMIZER_MODEL, api_key="k", base_url=url, timeout=0.5),
+        Role.TARGET: AnthropicBackend(TARGET_MODEL, api_key="k", base_url=url, timeout=2.0),
+        Role.OPTIMIZER: AnthropicBackend(OPTIMIZER_MODEL, api_key="k", base_url=url, timeout=2.0),
     }
     return CachedLLM.open(cache, backends=backends, mode="live", concurrency=8,
                           retry_policy=POLICY)
 
 
 def _server(**faults: object) -> FakeAnthropicServer:
-    return FakeAnthropicServer(responder=ToyResponder(), stall_seconds=1.0, **faults)
+    return FakeAnthropicServer(responder=ToyResponder(), stall_seconds=30.0, **faults)
 
 
 def _run(cache: Path, **faults: object) -> tuple[RunResult, CachedLLM, tuple[LoggedRequest, ...]]:
