@@ -43,6 +43,36 @@ class ModelSpec:
         return dict(self.options).get(name, default)
 
 
+# Options that change how a model is reached, never what it answers: a run may be resumed
+# with other values (e.g. switched to the Batch API, or given a longer timeout).
+TRANSPORT_OPTIONS = frozenset({
+    "timeout", "connect_timeout", "concurrency", "max_retries", "prompt_caching", "api_key",
+    "auth_header", "base_url", "region", "aws_region", "endpoint", "bedrock_anthropic_version",
+    "batch", "batch_min", "batch_poll", "batch_poll_max", "batch_resubmits", "threads",
+})
+
+
+def without_transport(spec: str) -> str:
+    """The spec with its transport options dropped: what identifies the model of a run."""
+    head, sep, query = spec.partition("?")
+    if not sep:
+        return spec
+    kept = [part for part in query.split("&") if part.partition("=")[0] not in TRANSPORT_OPTIONS]
+    return head + ("?" + "&".join(kept) if kept else "")
+
+
+def flag(name: str, value: object) -> bool:
+    """An on/off spec option (`?prompt_caching=off`, `?batch=on`)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "on", "yes"):
+        return True
+    if text in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(f"{name}={value!r}: use on or off")
+
+
 def canonical_claude(model: str) -> str:
     """One id per Claude model across the API, Bedrock and Vertex spellings."""
     name = _REGION_PREFIX.sub("", model)

@@ -18,6 +18,7 @@ import cattrs
 import xxhash
 from attrs import field, frozen
 
+from llm_cache.spec import without_transport
 from stratune_core.config import Config
 from stratune_core.enums import Strategy
 from stratune_core.errors import StraTuneError
@@ -157,8 +158,11 @@ class Manifest:
     def run_identity(self) -> dict[str, Any]:
         """What must agree for a rerun to be a resume of the same run."""
         data = manifest_to_data(self)
-        return {k: data[k] for k in ("task", "target", "optimizer", "seed", "config",
-                                     "replay_sequence")}
+        identity = {k: data[k] for k in ("task", "seed", "config", "replay_sequence")}
+        # Transport options (timeouts, batch=on, concurrency, ...) may change between sessions.
+        identity.update(target=without_transport(self.target),
+                        optimizer=without_transport(self.optimizer))
+        return identity
 
 
 def manifest_to_data(manifest: Manifest) -> dict[str, Any]:
