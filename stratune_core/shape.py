@@ -58,7 +58,7 @@ class RunShape:
             raise BudgetError(
                 f"budget: {self.budget} executions cannot pay for one round (a batch of "
                 f"{self.batch} and one candidate screened on {self.screening} samples: up to "
-                f"{self.round_cost} executions{held}); raise the budget to at least {need}"
+                f"{self.round_cost} executions{held}); raise --budget to at least {need}"
             )
 
 

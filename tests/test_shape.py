@@ -59,7 +59,7 @@ def test_a_budget_below_one_round_is_refused_before_anything_is_spent(budget, re
     llm = InProcessLLM()
     run = iterate(Config(budget=budget), ToyTask(n_train=48), llm)
     if refused:
-        with pytest.raises(BudgetError, match="raise the budget to at least 75"):
+        with pytest.raises(BudgetError, match="raise --budget to at least 75"):
             next(run)
         assert llm.calls == []
     else:
