@@ -21,7 +21,7 @@ from replay.evaluate import score_with_bar
 from replay.options import RunOptions, build_config, new_manifest
 from replay.plan import make_plan
 from replay.progress import TrainProgress
-from replay.serde import Manifest, TraceError, digest_of, event_to_line
+from replay.serde import Manifest, TraceError, check_prompt_version, digest_of, event_to_line
 from replay.trace import RunDir, TraceWriter
 from stratune_core.config import Config
 from stratune_core.errors import StraTuneError
@@ -130,6 +130,7 @@ def _evaluate_into(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config, 
 
 
 def _check_same_run(run_dir: RunDir, manifest: Manifest) -> None:
+    check_prompt_version(run_dir.read_manifest(), where=str(run_dir.manifest))
     recorded = run_dir.read_manifest().run_identity()
     wanted = manifest.run_identity()
     differing = sorted(k for k in wanted if recorded.get(k) != wanted[k])
@@ -160,6 +161,7 @@ def replay(path: str | Path, console: Console) -> int:
     """Exit 0 only when the recomputed events equal the recorded ones, line for line."""
     run_dir = RunDir.at(path)
     manifest = run_dir.read_manifest()
+    check_prompt_version(manifest, where=str(run_dir.manifest))
     if not manifest.finished:
         raise TraceError(f"{run_dir.manifest}: the run did not finish; resume it with "
                          "`stratune train` (same command) before replaying")
