@@ -1,5 +1,6 @@
-"""`make bench`: run the five benchmarks of issue 7 (and the cache lookup benchmark), print one
-table of figure vs target, and leave one JSON per benchmark in benchmarks/results/.
+"""`make bench`: run the five benchmarks of issue 7, batch_cost (issue 14) and the cache lookup
+benchmark, print one table of figure vs target, and leave one JSON per benchmark in
+benchmarks/results/.
 
 Exit status 0 even when a target is missed: the benchmarks measure, CI's tests decide.
 Run: .venv/bin/python -m benchmarks.run_all [--quick]
@@ -18,7 +19,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import budget_audit, core_overhead, live_overlap, prompt_cost, replay_speed
+from benchmarks import (
+    batch_cost,
+    budget_audit,
+    core_overhead,
+    live_overlap,
+    prompt_cost,
+    replay_speed,
+)
 from benchmarks.common import RESULTS_DIR, BenchResult
 
 
@@ -66,7 +74,8 @@ def table(results: Sequence[BenchResult]) -> Table:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="skip the slow concurrency-1 contrast run and the cache lookup")
+                        help="skip the slow concurrency-1 contrast run, the cache lookup and "
+                             "batch_cost's run with 30 s batches")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     results = [replay_speed.main([])]
@@ -75,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.append(core_overhead.report(core_overhead.measure(live.details["concurrency_32"])))
     results.append(budget_audit.main([]))
     results.append(prompt_cost.main([]))
+    results.append(batch_cost.main(["--quick"] if args.quick else []))
     if not args.quick and (lookup := _cache_lookup()) is not None:
         results.append(lookup)
     # Wide enough for the table when the output is a file or a pipe (make bench | tee).

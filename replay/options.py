@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -41,22 +42,34 @@ def parse_budget(text: str) -> dict[str, Any]:
     """`300` is an absolute budget, `6x` a multiple of |train|."""
     raw = text.strip().lower()
     try:
-        if raw.endswith("x"):
+        if raw.endswith("x") and math.isfinite(float(raw[:-1])) and float(raw[:-1]) > 0:
             return {"budget": None, "budget_multiplier": float(raw[:-1])}
-        return {"budget": int(raw)}
+        if int(raw) > 0:
+            return {"budget": int(raw)}
     except ValueError:
-        raise ConfigError(f"--budget: {text!r} is neither N (executions) nor Kx (K times |train|)") from None
+        pass
+    raise ConfigError(f"--budget: {text!r} is neither N (executions) nor Kx (K times |train|), "
+                      "with N and K above 0")
 
 
 def _file_layer(name: str) -> Layer:
     path = Path(name)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"),
+                          parse_constant=lambda name: _not_json(path, name))
     except FileNotFoundError:
         raise ConfigError(f"--config: {path} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--config {path}: cannot be read as UTF-8 text "
+                          f"({getattr(exc, 'strerror', None) or exc})") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
     return Layer(where=str(path), values=data)
+
+
+def _not_json(path: Path, name: str) -> Any:
+    """NaN and Infinity are not JSON; Python's parser accepts them unless told not to."""
+    raise ConfigError(f"{path}: {name} is not a JSON number; every value must be finite")
 
 
 def build_config(options: RunOptions) -> Config:

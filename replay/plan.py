@@ -103,6 +103,12 @@ def render_plan(plan: Plan, config: Config) -> RenderableType:
     table.add_row("optimizer", f"{config.optimizer_model}: {plan.optimizer_usage.input_tokens:,} "
                                f"in / {plan.optimizer_usage.output_tokens:,} out tokens, "
                                f"{_cost(plan.optimizer_usage, config.optimizer_model)}")
+    target = default_prices().estimate(config.target_model, plan.target_usage)
+    if target is not None and not target.local and plan.optimizer_cost is not None:
+        table.add_row("run total", f"~${target.standard + plan.optimizer_cost:.2f} all live; "
+                      f"~${target.batch + plan.optimizer_cost:.2f} with the target's waves of 8+ "
+                      "calls on the Batch API (spec option ?batch=on; each then waits for its "
+                      "batch, most end within an hour)")
     for model in dict.fromkeys((config.target_model, config.optimizer_model)):
         if (rates := default_prices().describe_rates(model)) is not None:
             table.add_row("prices", f"{model}: {rates}")

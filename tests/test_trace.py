@@ -241,3 +241,20 @@ def test_config_file_values_are_checked():
         from_file({"budgt": 5})
     assert from_file({"budget": 90}, Layer(where="x", values={"seed": 2})) == Config(
         seed=2, budget=90)
+
+
+def test_a_manifest_is_never_written_with_a_value_json_cannot_hold(tmp_path, monkeypatch):
+    """NaN or Infinity would make manifest.json unreadable as JSON: refused, nothing written."""
+    import replay.trace
+    from replay.serde import Manifest, TaskSpec
+    from stratune_core.errors import StraTuneError
+
+    manifest = Manifest(task=TaskSpec(spec="demo"), target="t", optimizer="o", seed=0,
+                        config=Config())
+    run_dir = RunDir.at(tmp_path)
+    run_dir.write_manifest(manifest)
+    before = run_dir.manifest.read_bytes()
+    monkeypatch.setattr(replay.trace, "manifest_to_json", lambda m: '{"z": NaN}')
+    with pytest.raises(StraTuneError, match="NaN"):
+        run_dir.write_manifest(manifest)
+    assert run_dir.manifest.read_bytes() == before

@@ -8,10 +8,11 @@ endpoint and version policy in `bedrock`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llm_cache.backends import bedrock
-from llm_cache.backends.anthropic_errors import classify_anthropic
+from llm_cache.backends import anthropic_batch, bedrock
+from llm_cache.backends.anthropic_errors import classify_anthropic, classify_batch_error
 from llm_cache.backends.anthropic_params import (
     CONNECT_TIMEOUT,
     NO_CACHING,
@@ -20,30 +21,21 @@ from llm_cache.backends.anthropic_params import (
     to_response,
 )
 from llm_cache.backends.base import refuse_blank_text
+from llm_cache.batch_records import BatchOptions, BatchStatus, ItemResult
 from llm_cache.errors import LLMFatalError
 from llm_cache.prices import PriceTable, default_prices
 from llm_cache.records import Request, Response
 from llm_cache.retry import RetryDecision
-from llm_cache.spec import ModelSpec
+from llm_cache.spec import ModelSpec, flag
 
 __all__ = ["AnthropicBackend", "build_params", "classify_anthropic"]
 
 AUTH_HEADERS = ("bearer", "x-api-key")
+STATUS_TIMEOUT = 60.0  # a batch status is a small JSON object; a stalled poll is retried
 API_HOST = "api.anthropic.com"
 # Environment variables that make the SDK use a Bedrock API key instead of SigV4 signing.
 BEDROCK_KEY_ENV = {"invoke": ("AWS_BEARER_TOKEN_BEDROCK",),
                    "mantle": ("AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_AWS_API_KEY")}
-
-
-def _flag(name: str, value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "on", "yes"):
-        return True
-    if text in ("0", "false", "off", "no"):
-        return False
-    raise ValueError(f"{name}={value!r}: use on or off")
 
 
 def _importable(name: str) -> bool:
@@ -74,6 +66,7 @@ class AnthropicBackend:
         auth_header: str = "bearer",
         prices: PriceTable | None = None,
         prompt_caching: bool = True,
+        batch: BatchOptions | None = None,
     ) -> None:
         if provider not in ("anthropic", "bedrock"):
             raise ValueError(f"provider must be 'anthropic' or 'bedrock', got {provider!r}")
@@ -83,6 +76,8 @@ class AnthropicBackend:
             raise ValueError("endpoint and bedrock_anthropic_version apply to bedrock: specs only")
         if provider == "bedrock" and auth_header != "bearer":
             raise ValueError("auth_header applies to anthropic: specs only")
+        if provider == "bedrock" and batch is not None:
+            raise ValueError(anthropic_batch.BEDROCK_REFUSAL)
         self.model = model
         self.provider = provider
         self.endpoint = bedrock.endpoint_of(endpoint) if provider == "bedrock" else "api"
@@ -91,6 +86,7 @@ class AnthropicBackend:
                              "takes the version as a header, like the Claude API)")
         self.name = f"{provider}:{model}"
         self.concurrency = concurrency
+        self.batch = batch  # None: every call live; else waves of batch.min_size go as batches
         self._api_key = api_key
         self._base_url = base_url
         self._aws_region = aws_region
@@ -110,13 +106,14 @@ class AnthropicBackend:
     @classmethod
     def from_spec(cls, spec: ModelSpec, **options: Any) -> AnthropicBackend:
         region = options.pop("region", None) or options.pop("aws_region", None)
+        options["batch"] = BatchOptions.take(options)
         for name in ("timeout", "connect_timeout"):
             if name in options:
                 options[name] = float(options[name])
         if "concurrency" in options:
             options["concurrency"] = int(options["concurrency"])
         if "prompt_caching" in options:
-            options["prompt_caching"] = _flag("prompt_caching", options["prompt_caching"])
+            options["prompt_caching"] = flag("prompt_caching", options["prompt_caching"])
         return cls(spec.model, provider=spec.provider, aws_region=region,
                    canonical=spec.canonical, **options)
 
@@ -174,14 +171,40 @@ class AnthropicBackend:
 
     # ---- Backend protocol ----------------------------------------------------------------
 
-    async def acomplete(self, request: Request) -> Response:
-        refuse_blank_text(request, self.name)
+    def _sdk(self) -> Any:
         if self._client is None:
             self._client = self._make_client()
+        return self._client
+
+    async def acomplete(self, request: Request) -> Response:
+        refuse_blank_text(request, self.name)
         params = build_params(request, send_model=self.model,
                               cache_min_tokens=self.cache_min_tokens, extra_body=self._extra_body)
-        message = await self._client.messages.create(**params, timeout=self._timeout_for(request))
+        message = await self._sdk().messages.create(**params, timeout=self._timeout_for(request))
         return to_response(message)
+
+    # ---- BatchBackend protocol (llm_cache.batch) -----------------------------------------
+
+    async def batch_create(self, items: Sequence[tuple[str, Request]]) -> str:
+        for _, request in items:
+            refuse_blank_text(request, self.name)
+        params = [(custom_id, anthropic_batch.batch_params(
+            request, send_model=self.model, cache_min_tokens=self.cache_min_tokens,
+            extra_body=self._extra_body)) for custom_id, request in items]
+        return await anthropic_batch.create(self._sdk(), params)
+
+    async def batch_status(self, batch_id: str) -> BatchStatus:
+        import anthropic
+
+        batch = await self._sdk().messages.batches.retrieve(
+            batch_id, timeout=anthropic.Timeout(STATUS_TIMEOUT, connect=self._connect_timeout))
+        return anthropic_batch.to_status(batch)
+
+    async def batch_results(self, batch_id: str) -> list[ItemResult]:
+        return await anthropic_batch.results(self._sdk(), batch_id)
+
+    def classify_item(self, error: Mapping[str, Any]) -> RetryDecision:
+        return classify_batch_error(error, proxy=self._proxy(), auth_header=self._auth_header)
 
     def _proxy(self) -> str | None:
         if self.provider != "anthropic":

@@ -11,6 +11,9 @@ The order of the checks is the policy:
    one, with backoff and jitter when it does not. Bedrock's `ThrottlingException` and
    `ModelNotReadyException` are 429s without `retry-after`, and AWS says to retry both.
 4. 408, 409 and 5xx are retried; other 4xx stop with a hint.
+
+An errored Message Batch item goes through the same checks (`classify_batch_error`), with the
+status a live call gets for its error type.
 """
 
 from __future__ import annotations
@@ -25,6 +28,14 @@ from llm_cache.retry import RetryDecision
 
 SPEND_CAP_CODES = frozenset({"enforced_spend_limit_reached", "contract_spend_limit_reached"})
 MAX_REASON = 240
+# The HTTP status of each error type on a live call (docs: api/errors), for batch items, which
+# carry the type but no status.
+ERROR_STATUS = {
+    "invalid_request_error": 400, "authentication_error": 401, "billing_error": 402,
+    "permission_error": 403, "not_found_error": 404, "conflict_error": 409,
+    "request_too_large": 413, "rate_limit_error": 429, "api_error": 500, "timeout_error": 504,
+    "overloaded_error": 529,
+}
 
 
 def retry_after(headers: Any) -> float | None:
@@ -89,29 +100,51 @@ def _hint(status: int, text: str, *, proxy: str | None, auth_header: str) -> str
             }.get(status, "fix the request")
 
 
+def _by_status(status: int, text: str, *, code: str | None, after: float | None,
+               should: str | None, proxy: str | None, auth_header: str) -> RetryDecision:
+    if status == 429 and code in SPEND_CAP_CODES:
+        return RetryDecision.no(f"{text} [{code}]; spend cap reached: raise the limit or "
+                                "wait for the date given, then rerun (finished calls are "
+                                "cached)")
+    if should == "false":
+        return RetryDecision.no(f"{text}; the server says not to retry (x-should-retry)")
+    if status == 429:
+        return RetryDecision.rate_limit(text, after)
+    if should == "true" or status in (408, 409) or status >= 500:
+        return RetryDecision.transient(text, after)
+    hint = _hint(status, text, proxy=proxy, auth_header=auth_header)
+    return RetryDecision.no(f"{text}; {hint}")
+
+
+def classify_batch_error(error: Any, *, proxy: str | None = None,
+                         auth_header: str = "bearer") -> RetryDecision:
+    """An errored Message Batch item, judged as the live call with that error would be.
+
+    The item carries the API's error envelope (`{"type": "error", "error": {"type": ...,
+    "message": ...}}`) without an HTTP status; the status is the one the API gives that error
+    type on a live call (docs: api/errors).
+    """
+    inner = _field(error, "error") if _field(error, "type") == "error" else error
+    kind = _field(inner, "type") or "api_error"
+    said = _field(inner, "message") or ""
+    code = _field(inner, "details", "error_code")
+    status = ERROR_STATUS.get(kind, 500)
+    text = _one_line(f"batch item {kind} (HTTP {status} on a live call)"
+                     + (f": {said}" if said else ""))
+    return _by_status(status, text, code=code if isinstance(code, str) else None, after=None,
+                      should=None, proxy=proxy, auth_header=auth_header)
+
+
 def classify_anthropic(exc: BaseException, *, proxy: str | None = None,
                        auth_header: str = "bearer") -> RetryDecision:
     """`proxy`: the base URL when it is not the provider's own (for the 401 hint)."""
     import anthropic
 
     if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        text = describe_status(exc)
-        after = retry_after(getattr(exc.response, "headers", None))
-        code = error_code(exc)
-        if status == 429 and code in SPEND_CAP_CODES:
-            return RetryDecision.no(f"{text} [{code}]; spend cap reached: raise the limit or "
-                                    "wait for the date given, then rerun (finished calls are "
-                                    "cached)")
         should = exc.response.headers.get("x-should-retry") if exc.response is not None else None
-        if should == "false":
-            return RetryDecision.no(f"{text}; the server says not to retry (x-should-retry)")
-        if status == 429:
-            return RetryDecision.rate_limit(text, after)
-        if should == "true" or status in (408, 409) or status >= 500:
-            return RetryDecision.transient(text, after)
-        hint = _hint(status, text, proxy=proxy, auth_header=auth_header)
-        return RetryDecision.no(f"{text}; {hint}")
+        return _by_status(exc.status_code, describe_status(exc), code=error_code(exc),
+                          after=retry_after(getattr(exc.response, "headers", None)),
+                          should=should, proxy=proxy, auth_header=auth_header)
     if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
         return RetryDecision.transient(_one_line(f"{type(exc).__name__}: {exc}"))
     if isinstance(exc, MalformedResponse):

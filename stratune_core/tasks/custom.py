@@ -6,6 +6,8 @@ the error propagates so the user sees it rather than a silently wrong score.
 
 from __future__ import annotations
 
+import numbers
+
 import attrs
 from attrs import field, frozen
 
@@ -58,13 +60,19 @@ class CustomTask(SingleTurnTask):
     def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
         item: CustomItem = sample.payload
         text = responses[0].text if responses else ""
-        raw = self.scorer.fn(text, item.expected)
-        value = float(raw)
-        if not 0.0 <= value <= 1.0:
+        try:
+            raw = self.scorer.fn(text, item.expected)
+        except Exception as exc:  # the user's function: name the sample rather than crash
+            raise TaskDataError(
+                f"scorer {self.scorer.name}: raised {type(exc).__name__} ({exc}) for sample "
+                f"{sample.id}; fix the scorer, then run the same command to resume"
+            ) from None
+        if not isinstance(raw, numbers.Real) or not 0.0 <= float(raw) <= 1.0:
             raise TaskDataError(
                 f"scorer {self.scorer.name}: returned {raw!r} for sample {sample.id}; "
                 "a scorer must return a number in [0, 1]"
             )
+        value = float(raw)
         if value >= self.scorer.threshold - 1e-9:
             return Score(value=value, output=tail(text), summary="")
         said = head(anls.extract_answer(text), 80)
