@@ -22,6 +22,7 @@ from llm_cache.backends.base import Backend
 from llm_cache.backends.function import FunctionBackend
 from llm_cache.records import CallKind, Message, Request, Response, Role
 from stratune_core.config import Config
+from stratune_core.feedback_prep_prompt import PREPARATION_SYSTEM
 from stratune_core.llm import LLM
 from stratune_core.prompts import SELECTION_SYSTEM
 from tests.support.toy import ToyOptimizer, toy_target
@@ -102,7 +103,7 @@ def body_to_request(body: Mapping[str, Any], *, target_model: str = TARGET_MODEL
     """Rebuild the `Request` a Messages API body was made from, as far as the toy models need.
 
     The wire carries neither the call kind nor the draw index: the kind follows from the
-    selection system prompt and the draw from the I3 prompt's "draft k of K" line."""
+    selection and preparation system prompts and the draw from the I3 prompt's "draft k of K" line."""
     system = _text(body.get("system") or "")
     messages = tuple(
         Message(role=m["role"], content=_text(m.get("content", ""))) for m in body["messages"]
@@ -113,6 +114,8 @@ def body_to_request(body: Mapping[str, Any], *, target_model: str = TARGET_MODEL
         kind = CallKind.TARGET_EXECUTION
     elif system == SELECTION_SYSTEM:
         kind = CallKind.STRATEGY_SELECTION
+    elif system == PREPARATION_SYSTEM:
+        kind = CallKind.FEEDBACK_PREPARATION
     else:
         kind = CallKind.CANDIDATE_GENERATION
     draft = _DRAFT.search(messages[0].text()) if messages else None

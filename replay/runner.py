@@ -25,7 +25,7 @@ from replay.options import RunOptions, build_config, new_manifest
 from replay.plan import make_plan
 from replay.progress import TrainProgress
 from replay.redact import public_spec, scrub
-from replay.serde import Manifest
+from replay.serde import Manifest, check_prompt_version
 from replay.trace import RunDir, TraceWriter
 from replay.verify import EXIT_FAILED, EXIT_OK, Labelled, replay
 from stratune_core.config import Config
@@ -181,6 +181,7 @@ def _previous_run(run_dir: RunDir, manifest: Manifest) -> Manifest | None:
         return recorded
     if not run_dir.read_lines() and _cached_calls(run_dir) == 0:
         return None
+    check_prompt_version(recorded, where=str(run_dir.manifest))
     extra = ""
     if "config" in differing:
         fields = sorted(k for k in wanted["config"] if held["config"].get(k) != wanted["config"][k])

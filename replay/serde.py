@@ -24,11 +24,13 @@ from stratune_core.enums import Strategy
 from stratune_core.errors import StraTuneError
 from stratune_core.events import Event, SkillAdded
 from stratune_core.ids import text_id
+from stratune_core.prompts import PROMPT_VERSION
 from stratune_core.selectors.scripted import ReplaySequence
 from stratune_core.serde import make_converter, one_line
 
 FORMAT_VERSION = 1
 TEXT_BLOB = "text_blob"
+LEGACY_PROMPT_VERSION = "1"  # manifests written before the field existed
 
 
 class TraceError(StraTuneError):
@@ -145,6 +147,8 @@ class Manifest:
     seed: int
     profile: str = "paper"
     config: Config
+    # The optimizer prompts' version (stratune_core.prompts.PROMPT_VERSION) the run was made with.
+    prompt_version: str = PROMPT_VERSION
     # A `replay:` selector's recorded sequence by round (null: no strategy recorded in that
     # round); the config keeps only the selector's spelling.
     replay_sequence: tuple[Strategy | None, ...] = field(default=(), converter=tuple)
@@ -158,7 +162,8 @@ class Manifest:
     def run_identity(self) -> dict[str, Any]:
         """What must agree for a rerun to be a resume of the same run."""
         data = manifest_to_data(self)
-        identity = {k: data[k] for k in ("task", "seed", "config", "replay_sequence")}
+        identity = {k: data[k] for k in ("task", "seed", "config", "replay_sequence",
+                                         "prompt_version")}
         # Transport options (timeouts, batch=on, concurrency, ...) may change between sessions.
         identity.update(target=without_transport(self.target),
                         optimizer=without_transport(self.optimizer))
@@ -180,6 +185,7 @@ def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
             f"{where}: format {data.get('format')!r} is not {FORMAT_VERSION}; "
             "record the run again with this version of stratune"
         )
+    data.setdefault("prompt_version", LEGACY_PROMPT_VERSION)
     try:
         manifest = trace_converter().structure(data, Manifest)
     except Exception as exc:
@@ -189,3 +195,14 @@ def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
         selector = attrs.evolve(selector, strategies=manifest.replay_sequence)
         manifest = attrs.evolve(manifest, config=manifest.config.replace(selector=selector))
     return manifest
+
+
+def check_prompt_version(manifest: Manifest, *, where: str = "manifest.json") -> None:
+    """A run recorded with other prompts cannot be replayed: every optimizer call would miss the
+    cache. One line naming both versions, instead of a cache miss deep in a round."""
+    if manifest.prompt_version != PROMPT_VERSION:
+        raise TraceError(
+            f"{where}: recorded with prompt version {manifest.prompt_version}, but this stratune "
+            f"builds prompt version {PROMPT_VERSION}; its optimizer calls cannot be replayed: "
+            "record the run again, or replay it with the stratune version that recorded it"
+        )

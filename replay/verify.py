@@ -30,7 +30,7 @@ from llm_cache.store import CacheNotFound
 from replay import models
 from replay.evaluate import score_skill
 from replay.redact import scrub
-from replay.serde import Manifest, TraceError, digest_of, event_to_line
+from replay.serde import Manifest, TraceError, check_prompt_version, digest_of, event_to_line
 from replay.trace import RunDir
 from stratune_core.config import Config
 from stratune_core.events import RunFinished, SkillAdded
@@ -201,6 +201,7 @@ def replay(path: str, console: Console) -> int:
     skill blobs, the final skill, usage.json and evaluation.json."""
     run_dir = RunDir.at(path)
     manifest = run_dir.read_manifest()
+    check_prompt_version(manifest, where=str(run_dir.manifest))
     if not manifest.finished:
         raise TraceError(f"{run_dir.manifest}: the run did not finish; resume it with "
                          "`stratune train` (same command) before replaying")

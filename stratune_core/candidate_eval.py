@@ -111,6 +111,7 @@ def evaluate_candidate(
         screen_wins=s_out.stats.wins,
         screen_losses=s_out.stats.losses,
         regressions=s_out.stats.counts.D,
+        improvements=s_out.stats.counts.U,
     )
     if not s_out.passed:
         verdict = Verdict.SAVED if s_out.saveable else Verdict.REJECTED_SCREENING

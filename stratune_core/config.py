@@ -109,6 +109,13 @@ class Config:
     max_solved_offered: int = _int(10, 0)
     optimizer_max_tokens: int = _int(16384, 1)
 
+    # --- optimizer prompts (docs/design.md, "Optimizer prompts") --------------------------
+    # Every optimizer request's input is built to this many (estimated) tokens; the shell
+    # lowers it to a local model's context window (replay/prompt_fit.py).
+    prompt_tokens: int = _int(32_000, 1_000)
+    feedback_preparation: bool = _flag(True)  # diagnose failures before generation (App. D.4)
+    successes_prepared: int = _int(3, 0)  # successful trajectories summarised per preparation
+
     # --- released-code mechanisms ------------------------------------------------------------
     strategy_floors: bool = _flag(False)  # force an untried I2 at 35% of the budget, I3 at 50%
     floor_i2_frac: float = _float(0.35, UNIT)

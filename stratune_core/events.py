@@ -88,6 +88,22 @@ class RoundSkipped:
 
 
 @frozen(kw_only=True)
+class FeedbackPrepared:
+    """Feedback preparation before generation (paper App. D.4): the failures the optimizer
+    diagnosed, those it solved blind with the task's scorer accepting its answer (`verified`),
+    and the successful trajectories it summarised. `detail` says why a reply gave nothing."""
+
+    round: int
+    skill_id: str
+    failures: int  # failures shown to the call
+    checkable: int  # of those, shown blind for the optimizer to solve
+    diagnosed: tuple[str, ...] = field(default=(), converter=tuple)
+    verified: tuple[str, ...] = field(default=(), converter=tuple)
+    successes: tuple[str, ...] = field(default=(), converter=tuple)
+    detail: str = ""
+
+
+@frozen(kw_only=True)
 class CandidateGenerated:
     round: int
     candidate_id: str
@@ -199,6 +215,7 @@ Event = (
     | BatchExecuted
     | OperatorChosen
     | RoundSkipped
+    | FeedbackPrepared
     | CandidateGenerated
     | CandidateInvalid
     | DraftsRanked

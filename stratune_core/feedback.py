@@ -33,7 +33,7 @@ class Feedback:
     examples: tuple[OfferedExample, ...] = field(converter=tuple)
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
     text = " ".join(text.split()) if "\n" not in text else text.strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -65,10 +65,10 @@ def build_feedback(
     failures = [
         FailureCase(
             sample_id=e.sample_id,
-            input=_clip(task.describe(samples[e.sample_id]), 600),
-            output=_clip(e.output, 400),
-            expected=_clip(task.expected(samples[e.sample_id]), 200),
-            summary=_clip(e.summary, 200),
+            input=clip(task.describe(samples[e.sample_id]), 600),
+            output=clip(e.output, 400),
+            expected=clip(task.expected(samples[e.sample_id]), 200),
+            summary=clip(e.summary, 200),
             score=e.score,
         )
         for e in execs

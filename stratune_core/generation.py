@@ -9,8 +9,15 @@ from llm_cache.records import CallKind
 from stratune_core.context import Env
 from stratune_core.optimizer import ask, optimizer_request, repair_request
 from stratune_core.patches import RawCandidate, parse_candidates
+from stratune_core.prompt_budget import turn_budget
+from stratune_core.prompts import OPTIMIZER_SYSTEM
 
 CANDIDATE_SHAPE = "the <candidate> ... </candidate> block(s) in the format given above"
+
+
+def generation_budget(env: Env) -> int:
+    """The tokens a generation prompt may use (the system prompt and a repair turn aside)."""
+    return turn_budget(env.config.prompt_tokens, OPTIMIZER_SYSTEM)
 
 
 def generate(env: Env, prompts: Sequence[tuple[str, int]]) -> tuple[tuple[RawCandidate, ...], ...]:
@@ -23,7 +30,9 @@ def generate(env: Env, prompts: Sequence[tuple[str, int]]) -> tuple[tuple[RawCan
     parsed = [parse_candidates(r) for r in replies]
     todo = [i for i, p in enumerate(parsed) if not p]
     if todo:
-        repaired = ask(env, [repair_request(requests[i], replies[i], CANDIDATE_SHAPE) for i in todo])
+        budget = env.config.prompt_tokens
+        repaired = ask(env, [repair_request(requests[i], replies[i], CANDIDATE_SHAPE, budget=budget)
+                             for i in todo])
         for i, text in zip(todo, repaired, strict=True):
             parsed[i] = parse_candidates(text)
     return tuple(tuple(p) for p in parsed)

@@ -36,6 +36,7 @@ class HistoryEntry:
     screen_wins: int | None = None
     screen_losses: int | None = None
     regressions: int | None = None  # D on the screening set
+    improvements: int | None = None  # U on the screening set
     val_gain: float | None = None
     held: bool | None = None  # did the screening gain hold up in validation?
 
@@ -64,6 +65,9 @@ class History:
 
     def by_form(self, form: Form) -> tuple[HistoryEntry, ...]:
         return tuple(e for e in self.entries if e.form is form)
+
+    def choice_in(self, round_index: int) -> OperatorChoice | None:
+        return next((c for c in reversed(self.choices) if c.round == round_index), None)
 
     def in_round(self, round_index: int) -> tuple[HistoryEntry, ...]:
         return tuple(e for e in self.entries if e.round == round_index)

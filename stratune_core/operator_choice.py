@@ -20,10 +20,12 @@ from stratune_core.context import Env
 from stratune_core.enums import ChoiceRule, Form, SkipReason, Strategy
 from stratune_core.errors import CoreInvariantError
 from stratune_core.events import Event, OperatorChosen, RoundSkipped
+from stratune_core.feedback_prep import checkable_count
 from stratune_core.history import OperatorChoice
 from stratune_core.operators import Operator, available_forms
 from stratune_core.optimizer import ask, optimizer_request, repair_request
 from stratune_core.parsing import SelectionReply, parse_selection
+from stratune_core.prompt_budget import turn_budget
 from stratune_core.prompts import SELECTION_SYSTEM, selection_prompt
 from stratune_core.selectors.adaptive import LLMSelector
 from stratune_core.selectors.base import Pick, Selector, SelectorContext
@@ -47,13 +49,16 @@ def _ask_selection(
         intermediate_text=state.text(ref.intermediate_id) if ref.intermediate_id else None,
         strategies=strategies,
         forms=forms,
+        checkable=checkable_count(env, state.feedback),
+        budget=turn_budget(env.config.prompt_tokens, SELECTION_SYSTEM),
     )
     first = optimizer_request(env, prompt, kind=CallKind.STRATEGY_SELECTION, system=SELECTION_SYSTEM)
     (reply,) = ask(env, [first])
     parsed = parse_selection(reply, allowed=strategies, forms=forms)
     if parsed is not None:
         return parsed, ""
-    (second,) = ask(env, [repair_request(first, reply, JSON_SHAPE)])
+    repair = repair_request(first, reply, JSON_SHAPE, budget=env.config.prompt_tokens)
+    (second,) = ask(env, [repair])
     parsed = parse_selection(second, allowed=strategies, forms=forms)
     return parsed, "" if parsed else f"unusable replies: {reply[:120]!r} / {second[:120]!r}"
 

@@ -3,17 +3,39 @@
 No clock, run id or random salt ever enters a prompt: the same state gives the same request
 bytes, which is what makes the content-hashed cache a faithful replay of a run. The only
 deliberate variation is I3's draw index ("draft k of K"), which is also in the cache key.
+
+Each prompt is built to a token budget (`prompt_budget.py`): over it, a prompt gives up solved
+examples first, then successful trajectories, then older history rows, then failures beyond
+the first few, and says so in its first line. The feedback-preparation prompt is in
+`feedback_prep_prompt.py`; the pieces of E_t and H_t in `prompt_feedback.py` and
+`prompt_history.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stratune_core.enums import Form, Strategy, Verdict
+from stratune_core.enums import Form, Strategy
 from stratune_core.feedback import Feedback
+from stratune_core.feedback_prep_prompt import Preparation
 from stratune_core.forms import FORM_DESCRIPTIONS, STRATEGY_DESCRIPTIONS
-from stratune_core.history import History, HistoryEntry
+from stratune_core.history import History
+from stratune_core.prompt_budget import Part, fit
+from stratune_core.prompt_feedback import (
+    RANK_HISTORY,
+    RANK_INTERMEDIATE,
+    generation_feedback,
+    selection_feedback,
+)
+from stratune_core.prompt_history import case_rows, form_totals, recent_results, strategy_totals
 from stratune_core.refinement import Refinement
+
+# The version of every optimizer prompt's wording and layout, written into each run's manifest.
+# A recorded run's model calls can be replayed only by the prompts that made them: change this
+# whenever a prompt's bytes change for the same state ("1": the prompts before issue 11; "2":
+# issue 11's selection prompt, feedback preparation and token budgets; "3": the patch-format
+# example in the requested form).
+PROMPT_VERSION = "3"
 
 OPTIMIZER_SYSTEM = (
     "You improve a reusable skill: the instruction text a target model follows when it solves a "
@@ -52,72 +74,29 @@ def patch_format(forms: Sequence[Form], max_edits: int) -> str:
     return PATCH_FORMAT.format(form=form.value, body=body, max_edits=max_edits)
 
 
-def _fmt_gain(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.3f}"
-
-
-def render_feedback(fb: Feedback, *, with_examples: bool) -> str:
-    lines = [
-        f"The current skill solved {fb.n_solved} of {len(fb.batch_ids)} samples of this round's "
-        f"batch (mean score {fb.mean_score:.3f}).",
-    ]
-    if fb.failures:
-        lines.append(f"Failures ({len(fb.failures)} shown):")
-        for f in fb.failures:
-            lines.append(
-                f"- [{f.sample_id}] input: {f.input}\n  target output: {f.output or '(empty)'}\n"
-                f"  expected: {f.expected}\n  problem: {f.summary or 'wrong answer'} "
-                f"(score {f.score:.2f})"
-            )
-    else:
-        lines.append("No failures on this batch.")
-    if with_examples and fb.examples:
-        lines.append(
-            "Solved samples you may copy verbatim as worked examples (F2), one line each:"
-        )
-        lines.extend(e.line for e in fb.examples)
-    return "\n".join(lines)
-
-
-def _summarise(entries: Sequence[HistoryEntry]) -> str:
-    if not entries:
-        return "no attempts yet"
-    accepted = sum(e.verdict is Verdict.ACCEPTED for e in entries)
-    saved = sum(e.verdict is Verdict.SAVED for e in entries)
-    gains = [e.screen_gain for e in entries if e.screen_gain is not None]
-    regress = [e.regressions for e in entries if e.regressions is not None]
-    held = [e.held for e in entries if e.held is not None]
-    mean_gain = sum(gains) / len(gains) if gains else None
-    parts = [
-        f"{len(entries)} candidates, {accepted} accepted, {saved} saved",
-        f"mean screening gain {_fmt_gain(mean_gain)}",
-        f"regressions {sum(regress)}" if regress else "regressions n/a",
-    ]
-    if held:
-        parts.append(f"screening gain held in validation {sum(held)}/{len(held)}")
-    last = entries[-1]
-    parts.append(f"last: round {last.round + 1} {last.verdict.value}")
-    return "; ".join(parts)
-
-
-def render_history(history: History) -> tuple[str, str]:
-    """(strategy history, form history) blocks of the selection prompt."""
-    by_strategy = "\n".join(
-        f"- {s.value}: {_summarise(history.by_strategy(s))}" for s in Strategy
-    )
-    by_form = "\n".join(f"- {f.value}: {_summarise(history.by_form(f))}" for f in Form)
-    return by_strategy, by_form
-
-
-def render_refinement(ref: Refinement, intermediate_text: str | None) -> str:
+def render_refinement(ref: Refinement) -> str:
     if not ref.started:
         return "I2 has not started; choosing I2 starts it from the current skill."
     text = f"I2 has made {ref.steps} refinement step(s)."
     if ref.reference_score is not None:
         text += f" The intermediate skill scores {ref.reference_score:.3f} on the ranking subset."
-    if intermediate_text is not None:
-        text += f"\nIntermediate skill:\n<intermediate>\n{intermediate_text}\n</intermediate>"
     return text
+
+
+def _history_parts(history: History | None) -> list[Part]:
+    if history is None:
+        return [Part(text="## Strategy history\nWithheld in this run."),
+                Part(text="## Form history\nWithheld in this run.")]
+    rows = case_rows(history)
+    return [
+        Part(
+            text="## Strategy history\n" + strategy_totals(history)
+            + ("\nRecent attempts (per strategy the latest accepted or saved candidate and the "
+               "latest failure; oldest first):" if rows else ""),
+            items=rows, rank=RANK_HISTORY, name="older history rows", oldest_first=True,
+        ),
+        Part(text="## Form history\n" + form_totals(history)),
+    ]
 
 
 def selection_prompt(
@@ -128,47 +107,41 @@ def selection_prompt(
     intermediate_text: str | None,
     strategies: Sequence[Strategy],
     forms: Sequence[Form],
+    checkable: int | None,
+    budget: int,
 ) -> str:
-    if history is None:
-        strategy_block = form_block = "Withheld in this run."
-    else:
-        strategy_block, form_block = render_history(history)
+    """Paper Fig. 5. `checkable`: failures feedback preparation can verify (None: it is off);
+    `budget`: the tokens this user turn may use (`prompt_budget.turn_budget`)."""
     strategy_menu = "\n".join(f"- {s.value}: {STRATEGY_DESCRIPTIONS[s]}" for s in strategies)
     form_menu = "\n".join(f"- {f.value}: {FORM_DESCRIPTIONS[f]}" for f in forms)
     # Named as a list, not as a template: a weak optimizer copies "I1|I2|I3" back verbatim.
     labels = ", ".join(f'"{s.value}"' for s in strategies)
     form_labels = ", ".join(f'"{f.value}"' for f in forms)
-    return f"""You are optimizing a reusable skill for a target model. Choose a search strategy and, where applicable, a revision form for the next iteration using the execution feedback and history below.
-
-## Execution feedback
-{render_feedback(feedback, with_examples=False)}
-Solved samples available as worked examples: {len(feedback.examples)}.
-
-## Strategy history
-{strategy_block}
-
-## Form history
-{form_block}
-
-## Refinement progress
-{render_refinement(refinement, intermediate_text)}
-
-## Search strategies
-{strategy_menu}
-
-## Revision forms
-{form_menu}
-
-## Your task
-Choose a search strategy that addresses the current failures, and the revision form where the strategy takes one (I1 chooses its forms while writing candidates: use null), taking previous evaluation results into account. Briefly explain how the feedback and history support your choice.
-Reply with only a JSON object with three keys: "strategy" (exactly one of {labels}), "form" (exactly one of {form_labels}, or null) and "why" (one sentence)."""
-
-
-def repair_prompt(previous_reply: str, expected: str) -> str:
-    return (
-        "Your previous reply could not be used. Reply again with ONLY "
-        f"{expected}, nothing else.\n\nYour previous reply was:\n{previous_reply[:4000]}"
+    recent = recent_results(history) if history is not None else None
+    intermediate = (
+        [f"Intermediate skill:\n<intermediate>\n{intermediate_text}\n</intermediate>"]
+        if intermediate_text is not None and refinement.started else []
     )
+    parts = [
+        Part(text="You are optimizing a reusable skill for a target model. Choose a search "
+             "strategy and, where applicable, a revision form for the next iteration using the "
+             "execution feedback and history below."),
+        *selection_feedback(feedback, recent, checkable=checkable),
+        *_history_parts(history),
+        Part(text="## Refinement progress\n" + render_refinement(refinement), items=intermediate,
+             rank=RANK_INTERMEDIATE, name="intermediate skill text"),
+        Part(text=f"## Search strategies\n{strategy_menu}"),
+        Part(text=f"## Revision forms\n{form_menu}"),
+        Part(text=f"""## Your task
+Choose a search strategy that addresses the current failures, and the revision form where the strategy takes one (I1 chooses its forms while writing candidates: use null), taking previous evaluation results into account. Briefly explain how the feedback and history support your choice.
+Reply with only a JSON object with three keys: "strategy" (exactly one of {labels}), "form" (exactly one of {form_labels}, or null) and "why" (one sentence)."""),
+    ]
+    return fit(parts, budget).text
+
+
+def repair_prompt(expected: str) -> str:
+    """The user turn after an unusable reply (which is already in the conversation)."""
+    return f"Your previous reply could not be used. Reply again with ONLY {expected}, nothing else."
 
 
 def generation_prompt(
@@ -178,6 +151,8 @@ def generation_prompt(
     forms: Sequence[Form],
     n_candidates: int,
     max_edits: int,
+    budget: int,
+    preparation: Preparation | None = None,
     intermediate: bool = False,
     draw: tuple[int, int] | None = None,
 ) -> str:
@@ -213,19 +188,14 @@ def generation_prompt(
             "above; list their ids in <sources>."
         )
     rule_text = "\n".join(f"- {r}" for r in rules)
-    return f"""## The {which}
-<skill>
-{skill_text}
-</skill>
-
-## Execution feedback
-{render_feedback(feedback, with_examples=with_examples)}
-
-## Revision forms
-{form_menu}
-
-## Your task
-{ask}{draw_note}
-{rule_text}
-
-{patch_format(forms, max_edits)}"""
+    # An F2-only prompt without examples could not be answered: it keeps two at any budget.
+    keep_examples = 2 if tuple(forms) == (Form.F2,) else 0
+    parts = [
+        Part(text=f"## The {which}\n<skill>\n{skill_text}\n</skill>"),
+        *generation_feedback(feedback, preparation, with_examples=with_examples,
+                             keep_examples=keep_examples),
+        Part(text=f"## Revision forms\n{form_menu}"),
+        Part(text=f"## Your task\n{ask}{draw_note}\n{rule_text}"),
+        Part(text=patch_format(forms, max_edits)),
+    ]
+    return fit(parts, budget).text

@@ -24,7 +24,8 @@ from stratune_core.events import (
 )
 from stratune_core.execute import execute_groups, mean_score
 from stratune_core.feedback import Feedback, build_feedback
-from stratune_core.generation import generate
+from stratune_core.feedback_prep import prepare_feedback
+from stratune_core.generation import generate, generation_budget
 from stratune_core.history import HistoryEntry, OperatorChoice
 from stratune_core.i3_submission import pick_submissions
 from stratune_core.operators import available_forms
@@ -69,14 +70,16 @@ def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: Op
     assert fb is not None
     forms = (choice.form,) if choice.form is not None else available_forms(env.config.forms, fb)
     n = env.config.n_candidates_i1
+    prep, prepared = prepare_feedback(state, env, fb)
     prompt = generation_prompt(
         skill_text=state.current_text, feedback=fb, forms=forms, n_candidates=n,
-        max_edits=env.config.max_edits,
+        max_edits=env.config.max_edits, preparation=prep, budget=generation_budget(env),
     )
     (raws,) = generate(env, [(prompt, 0)])
+    events: list[Event] = list(prepared)
     if not raws:
-        return _unparseable(state, Strategy.I1, choice.form)
-    events: list[Event] = []
+        state, evs = _unparseable(state, Strategy.I1, choice.form)
+        return state, (*events, *evs)
     parent = state.current_id
     for raw in raws[:n]:
         state, evs, prepared = prepare_candidate(
@@ -137,9 +140,12 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
             max_examples=env.config.max_solved_offered, train_order=env.train_ids,
         )
     forms = (choice.form,)
+    prep, prepared = prepare_feedback(state, env, fb)
+    events.extend(prepared)
     prompt = generation_prompt(
         skill_text=state.text(base), feedback=fb, forms=forms, n_candidates=1,
-        max_edits=env.config.max_edits, intermediate=True,
+        max_edits=env.config.max_edits, intermediate=True, preparation=prep,
+        budget=generation_budget(env),
     )
     (raws,) = generate(env, [(prompt, 0)])
     stepped = ref.stepped(base)
@@ -202,14 +208,16 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
     assert fb is not None and choice.form is not None
     cfg = env.config
     forms = (choice.form,)
+    prep, prepared = prepare_feedback(state, env, fb)  # one preparation for the K draws
     prompts = [
         (generation_prompt(
             skill_text=state.current_text, feedback=fb, forms=forms, n_candidates=1,
-            max_edits=cfg.max_edits, draw=(k, cfg.i3_k),
+            max_edits=cfg.max_edits, draw=(k, cfg.i3_k), preparation=prep,
+            budget=generation_budget(env),
         ), k)
         for k in range(cfg.i3_k)
     ]
-    events: list[Event] = []
+    events: list[Event] = list(prepared)
     drafts: list[Prepared] = []
     parent = state.current_id
     for k, raws in enumerate(generate(env, prompts)):

@@ -44,7 +44,8 @@ def test_train_writes_a_complete_run_directory(recorded):
     assert (recorded / "final_skill.txt").read_text().strip()
     assert any((recorded / "cache").iterdir()) and any((recorded / "blobs").iterdir())
     usage = json.loads((recorded / "usage.json").read_text())
-    assert {r["kind"] for r in usage["rows"]} >= {"target_execution", "candidate_generation"}
+    assert {r["kind"] for r in usage["rows"]} >= {"target_execution", "candidate_generation",
+                                                 "feedback_preparation"}
 
 
 def test_view_shows_the_summary_and_details(recorded):
@@ -172,7 +173,8 @@ def test_train_through_the_fake_messages_api_then_replay_offline(tmp_path):
     usage = json.loads((out / "usage.json").read_text())
     assert seen == sum(r["paid_calls"] for r in usage["rows"]) > 0
     assert {r["model"] for r in usage["rows"]} == {"toy-target", "toy-optimizer"}
-    assert {r["kind"] for r in usage["rows"]} >= {"target_execution", "candidate_generation"}
+    assert {r["kind"] for r in usage["rows"]} >= {"target_execution", "candidate_generation",
+                                                 "feedback_preparation"}
     replayed = cli("replay", str(out))  # the server is gone: every call must come from the cache
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "replay OK" in replayed.stdout

@@ -78,12 +78,12 @@ def many_runs():
     """The mixed optimizer on binary and continuous toy tasks, plus the "trade" optimizer whose
     balanced small gains get saved: together they cover every path."""
     runs = []
-    for seed in (0, 1, 2, 3, 8):  # seed 8 writes unparseable candidates
+    for seed in (0, 1, 2, 3, 6):  # seed 2 writes unparseable candidates, 6 fails validation
         for continuous in (False, True):
             task = ToyTask(n_train=96, continuous=continuous)
             runs.append(_run(Config(seed=seed, **SMALL), task=task)[0])
     trade = ToyOptimizer(style="trade")
-    for seed in (10,):  # a seed whose trade run saves a candidate
+    for seed in (0,):  # a seed whose trade run saves a candidate
         runs.append(_run(Config(seed=seed, **SMALL), trade, ToyTask(n_train=96, continuous=True))[0])
     return runs
 
@@ -134,7 +134,8 @@ def test_history_off_withholds_both_histories():
     assert prompts
     for p in prompts:
         assert "## Strategy history\nWithheld in this run." in p
-        assert "candidates," not in p.split("## Refinement progress")[0].split("## Strategy history")[1]
+        assert "accepted" not in p.split("## Refinement progress")[0]
+        assert "Recent evaluation results (newest last):\n- withheld in this run" in p
 
 
 def test_rotation_cycles_strategies():

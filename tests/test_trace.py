@@ -75,6 +75,8 @@ def sample_events() -> tuple:
         ev.BatchExecuted(round=0, skill_id=B, sample_ids=ids[:3], solved=1, mean_score=1 / 3),
         ev.OperatorChosen(round=0, strategy=Strategy.I3, form=Form.F1,
                           why="failures share one marker; sample broadly", source="llm"),
+        ev.FeedbackPrepared(round=0, skill_id=B, failures=2, checkable=2, diagnosed=ids[1:3],
+                            verified=ids[1:2], successes=ids[:1]),
         ev.SkillAdded(skill_id=C, text=CAND, parent_id=B),
         ev.CandidateGenerated(round=0, candidate_id=C, parent_id=B, strategy=Strategy.I3,
                               form=Form.F1, theme="uppercase rule", draw=0),

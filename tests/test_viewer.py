@@ -40,6 +40,7 @@ EXPECTED = {
     ev.BatchExecuted: "1/3 solved, mean score 0.333",
     ev.OperatorChosen: "operator I3+F1 by llm: failures share one marker",
     ev.RoundSkipped: "round 2 skipped: F2 has no material this round",
+    ev.FeedbackPrepared: "feedback prepared on 2 failures: 2 diagnosed, 1 verified of 2 checkable",
     ev.CandidateGenerated: "I3+F1 “uppercase rule”",
     ev.CandidateInvalid: "invalid I3+F2 draft: ungrounded_example (s999 is not a sample)",
     ev.DraftsRanked: "I3 drafts ranked vs",

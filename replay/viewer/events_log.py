@@ -17,6 +17,7 @@ from stratune_core.events import (
     CandidateUnaffordable,
     DraftsRanked,
     ExecutionsCharged,
+    FeedbackPrepared,
     FinalComparison,
     OperatorChosen,
     RefinementAdvanced,
@@ -85,6 +86,15 @@ def _(e: OperatorChosen) -> Text:
 @event_line.register
 def _(e: RoundSkipped) -> Text:
     return Text(f"round {e.round + 1} skipped: {e.reason}", style="yellow")
+
+
+@event_line.register
+def _(e: FeedbackPrepared) -> Text:
+    if e.detail:
+        return Text(f"feedback preparation gave nothing: {clip(e.detail, 70)}", style="yellow")
+    return Text(f"feedback prepared on {e.failures} failures: {len(e.diagnosed)} diagnosed, "
+                f"{len(e.verified)} verified of {e.checkable} checkable; "
+                f"{len(e.successes)} successes summarised", style="dim")
 
 
 @event_line.register

@@ -167,6 +167,8 @@ class ToyOptimizer:
         h = _h(prompt)  # the prompt alone (I3 drafts differ by their "draft k of K" line)
         if request.system.startswith("You are the strategy controller"):
             text = self._select(prompt, h, repair)
+        elif request.system.startswith("You diagnose"):
+            text = self._prepare(prompt, h)
         else:
             text = self._generate(prompt, h, repair)
         return Response(text=text, usage=Usage(input_tokens=len(prompt) // 4, output_tokens=len(text) // 4))
@@ -183,11 +185,37 @@ class ToyOptimizer:
         form = None if strategy == "I1" and len(allowed) > 1 else fplan[(h // 7) % len(fplan)]
         return "Thinking...\n" + json.dumps({"strategy": strategy, "form": form, "why": f"plan pick {h % 100}"})
 
+    def _prepare(self, prompt: str, h: int) -> str:
+        """Feedback preparation: solves blind failures by the transforms it knows (so [X]
+        words, which no rule teaches, stay unverified), diagnoses each, notes what worked.
+        The mixed style sometimes answers with no block at all, or with a wrong answer."""
+        if self.style == "mixed" and h % 9 == 0:
+            return "The failures look like formatting problems to me."
+        blocks = []
+        for sid, attrs_, body in re.findall(r'<sample id="(\w+)" ([^>]*)>\n(.*?)\n</sample>', prompt, re.S):
+            m = re.search(r"Word: (\S+) \[(\w)\]", body)
+            if m is None:
+                continue
+            word, marker = m.groups()
+            if 'solved="yes"' in attrs_:
+                blocks.append(f'<sample id="{sid}">\nworked: applied the rule for words marked [{marker}]\n</sample>')
+                continue
+            answer = TRANSFORMS[marker](word) if marker in TRANSFORMS else word
+            if self.style == "mixed" and _h(sid) % 5 == 0:
+                answer = word  # a wrong blind answer: the diagnosis stays unverified
+            blocks.append(
+                f'<sample id="{sid}">\nwrong: the target ignored what a word marked [{marker}] needs\n'
+                f"needs: the transformation for words marked [{marker}]\nanswer: <answer>{answer}</answer>\n</sample>"
+            )
+        return "Diagnoses:\n\n" + "\n\n".join(blocks)
+
     def _generate(self, prompt: str, h: int, repair: bool) -> str:
         skill = _skill_of(prompt)
         only = re.search(r"in form (F\d) only", prompt)
         forms = [only.group(1)] if only else re.findall(r"^- (F\d): ", prompt, re.M)
-        markers = [m for m in RULES if f"marker [{m}]" in prompt]
+        # Verified diagnoses point at the markers worth a rule; else the problem lines do.
+        verified = re.findall(r"diagnosis \(verified\): the target ignored what a word marked \[(\w)\]", prompt)
+        markers = [m for m in RULES if m in verified] or [m for m in RULES if f"marker [{m}]" in prompt]
         marker = markers[h % len(markers)] if markers else "U"
         n = 2 if "Write exactly 2 candidates" in prompt else 1
         blocks = []

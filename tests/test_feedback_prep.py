@@ -1,0 +1,175 @@
+"""Feedback preparation (paper App. D.4): one batched optimizer call per generating round that
+diagnoses the shown failures, solves the checkable ones blind for the task's scorer to verify,
+and summarises successful trajectories; the generation prompts receive the notes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from attrs import frozen
+
+from llm_cache.records import CallKind, ImageBlock, Message, Request, Response, Role, Usage
+from stratune_core import events as ev
+from stratune_core.config import Config
+from stratune_core.enums import Strategy
+from stratune_core.feedback_prep_prompt import parse_preparation
+from stratune_core.records import Sample
+from stratune_core.run import run
+from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask, expected_answer
+
+
+def _run(config: Config, optimizer=None, task=None):
+    llm = InProcessLLM(optimizer=optimizer or ToyOptimizer(style="good"))
+    result = run(config, task or ToyTask(), llm)
+    return result, llm
+
+
+def _of(result, cls):
+    return [e for e in result.events if isinstance(e, cls)]
+
+
+def _calls(llm, kind):
+    return [r for r in llm.calls if r.kind is kind]
+
+
+def test_each_generating_round_prepares_once_and_generation_sees_the_notes():
+    result, llm = _run(Config(seed=1, max_rounds=8, selector="rotation"))
+    prepared = _of(result, ev.FeedbackPrepared)
+    generating = {e.round for e in _of(result, ev.OperatorChosen)}
+    assert {e.round for e in prepared} == generating  # I1, I2 and I3 rounds alike
+    assert Counter(e.round for e in prepared).most_common(1)[0][1] == 1  # I3's K draws share one
+    assert {e.strategy for e in _of(result, ev.OperatorChosen)} == set(Strategy)
+    assert len(_calls(llm, CallKind.FEEDBACK_PREPARATION)) == len(prepared)
+    assert all(r.role is Role.OPTIMIZER for r in _calls(llm, CallKind.FEEDBACK_PREPARATION))
+    verified = [sid for e in prepared for sid in e.verified]
+    assert verified, "the toy optimizer solves [U]/[R]/[D]/[S] words blind"
+    prompts = [r.messages[0].text() for r in _calls(llm, CallKind.CANDIDATE_GENERATION)]
+    assert any("diagnosis (verified)" in p for p in prompts)
+    assert any("What the target did right on solved samples" in p for p in prompts)
+
+
+def test_x_words_are_never_verified_and_the_scorer_decides():
+    """[X] words end in "!", which the toy optimizer does not know: its blind answer fails the
+    scorer, so the diagnosis is shown as unverified."""
+    result, llm = _run(Config(seed=2, max_rounds=10))
+    samples = {s.id: s for s in ToyTask().split("train")}
+    for e in _of(result, ev.FeedbackPrepared):
+        assert e.checkable == e.failures  # every toy sample is one text request
+        for sid in e.verified:
+            assert samples[sid].payload["marker"] != "X"
+    x_failures = [sid for e in _of(result, ev.FeedbackPrepared) for sid in e.diagnosed
+                  if samples[sid].payload["marker"] == "X"]
+    assert x_failures
+    prompts = "\n".join(r.messages[0].text() for r in _calls(llm, CallKind.CANDIDATE_GENERATION))
+    assert f"[{x_failures[0]}]" in prompts and "diagnosis (unverified)" in prompts
+
+
+def test_checkable_failures_are_shown_blind():
+    _, llm = _run(Config(seed=1, max_rounds=6))
+    samples = {s.id: s for s in ToyTask().split("train")}
+    for request in _calls(llm, CallKind.FEEDBACK_PREPARATION):
+        prompt = request.messages[0].text()
+        for block in prompt.split('<sample id="')[1:]:
+            sid = block.split('"')[0]
+            if 'solve="yes"' in block.split("\n")[0]:
+                gold = expected_answer(samples[sid].payload["word"], samples[sid].payload["marker"])
+                body = block.split("</sample>")[0]
+                assert "expected:" not in body and "problem:" not in body
+                assert f"<answer>{gold}</answer>" not in body
+
+
+@frozen
+class _Replying:
+    """The good toy optimizer, with preparation calls answered by `reply`."""
+
+    reply: str
+
+    def __call__(self, request: Request) -> Response:
+        if request.kind is CallKind.FEEDBACK_PREPARATION:
+            return Response(text=self.reply, usage=Usage(input_tokens=1, output_tokens=1))
+        return ToyOptimizer(style="good")(request)
+
+
+def test_a_malformed_reply_degrades_to_no_notes_with_an_event():
+    result, llm = _run(Config(seed=1, max_rounds=5), _Replying("Sure! Here are my thoughts {"))
+    prepared = _of(result, ev.FeedbackPrepared)
+    assert prepared and all(e.detail.startswith("no usable <sample> block") for e in prepared)
+    assert all(not e.diagnosed and not e.verified for e in prepared)
+    prompts = [r.messages[0].text() for r in _calls(llm, CallKind.CANDIDATE_GENERATION)]
+    assert prompts and not any("diagnosis (" in p for p in prompts)
+    assert isinstance(result.events[-1], ev.RunFinished)
+
+
+def test_a_right_answer_without_a_diagnosis_is_still_verified_and_a_wrong_one_never():
+    task = ToyTask()
+    answers = "\n".join(
+        f'<sample id="{s.id}">\nanswer: <answer>'
+        f'{expected_answer(s.payload["word"], s.payload["marker"]) if i % 2 else "nope"}'
+        "</answer>\n</sample>" for i, s in enumerate(task.split("train")))
+    result, _ = _run(Config(seed=1, max_rounds=4), _Replying(answers), task)
+    ids = [s.id for s in task.split("train")]
+    for e in _of(result, ev.FeedbackPrepared):
+        assert set(e.verified) == set(e.diagnosed)  # no wrong/needs lines: only checked ones
+        assert all(ids.index(sid) % 2 == 1 for sid in e.verified)
+    assert any(e.verified for e in _of(result, ev.FeedbackPrepared))
+
+
+def test_the_switch_turns_preparation_off():
+    result, llm = _run(Config(seed=1, max_rounds=6, feedback_preparation=False))
+    assert not _calls(llm, CallKind.FEEDBACK_PREPARATION) and not _of(result, ev.FeedbackPrepared)
+    selection = [r.messages[0].text() for r in _calls(llm, CallKind.STRATEGY_SELECTION)]
+    assert selection and all("feedback preparation: off" in p for p in selection)
+    on, on_llm = _run(Config(seed=1, max_rounds=6))
+    assert on.spent == len(on.state.ledger)  # preparation and its checks cost no execution
+    assert _calls(on_llm, CallKind.FEEDBACK_PREPARATION)
+
+
+@frozen
+class _ImageToyTask(ToyTask):
+    """The toy task with a page image in every request: an optimizer answering in text cannot
+    be checked, so its failures are shown with their expected answers."""
+
+    def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
+        (request,) = super().requests(skill, sample, model)
+        image = ImageBlock(media_type="image/png", data="iVBORw0KGgo=")
+        text = request.messages[0].content[0]
+        return (Request(role=request.role, model=model, system=request.system,
+                        messages=(Message.user((text, image)),), max_tokens=64),)
+
+
+def test_a_task_that_cannot_check_gets_unverified_diagnoses_with_the_expected_answer():
+    result, llm = _run(Config(seed=1, max_rounds=5), task=_ImageToyTask())
+    prepared = _of(result, ev.FeedbackPrepared)
+    assert prepared and all(e.checkable == 0 and not e.verified for e in prepared)
+    prompt = _calls(llm, CallKind.FEEDBACK_PREPARATION)[0].messages[0].text()
+    assert 'solve="no"' in prompt and "expected: " in prompt and 'solve="yes"' not in prompt
+
+
+def test_the_reply_parser_reads_what_weak_models_write():
+    reply = """Sure! Here you go.
+<sample id="s1">
+**wrong:** answered in lower case
+- needs: upper case
+answer: <answer>APPLE</answer>
+</sample>
+<sample id='s2'>
+worked: followed the [R] rule
+<sample id=s3>
+Wrong: kept the word
+answer: line one
+line two
+</sample>
+<sample id="s1">
+wrong: a second block for s1 is ignored
+</sample>
+<sample>no id</sample>"""
+    notes = parse_preparation(reply)
+    assert notes["s1"] == {"wrong": "answered in lower case", "needs": "upper case",
+                           "answer": "<answer>APPLE</answer>"}
+    assert notes["s2"] == {"worked": "followed the [R] rule"}
+    assert notes["s3"] == {"wrong": "kept the word", "answer": "line one\nline two"}
+    assert set(notes) == {"s1", "s2", "s3"}
+    for junk in ("", "no blocks at all", "<sample id=", "{\"s1\": {\"wrong\": 1}}"):
+        assert parse_preparation(junk) == {}
+    long = parse_preparation('<sample id="x">\nwrong: ' + "w" * 5000 + "\n</sample>")
+    assert len(long["x"]["wrong"]) == 300

@@ -1,0 +1,114 @@
+"""The selection prompt (paper Fig. 5, the released code's "past revisions"): besides totals
+per strategy and per form, the attempts themselves, the recent evaluation results and the
+material the next candidates can draw on."""
+
+from __future__ import annotations
+
+import re
+
+from stratune_core.enums import Form, Reason, Strategy, Verdict
+from stratune_core.feedback import FailureCase, Feedback
+from stratune_core.forms import OfferedExample
+from stratune_core.history import History, HistoryEntry, OperatorChoice
+from stratune_core.prompt_budget import estimate_tokens
+from stratune_core.prompt_history import recent_cases
+from stratune_core.prompts import selection_prompt
+from stratune_core.refinement import Refinement
+
+
+def _entry(r: int, s: Strategy, verdict: Verdict, **kw) -> HistoryEntry:
+    return HistoryEntry(round=r, strategy=s, form=kw.pop("form", Form.F1), candidate_id=f"c{r}",
+                        verdict=verdict, theme=kw.pop("theme", f"theme {r}"), **kw)
+
+
+def history() -> History:
+    h = History()
+    whys = {0: "first round", 1: "refine the rules step by step", 2: "one more direct fix",
+            3: "sample broadly", 4: "the failures share a cause"}
+    for r, s in enumerate((Strategy.I1, Strategy.I2, Strategy.I1, Strategy.I3, Strategy.I1)):
+        h = h.add_choice(OperatorChoice(round=r, strategy=s, form=Form.F1, why=whys[r]))
+    for e in (
+        _entry(0, Strategy.I1, Verdict.ACCEPTED, screen_gain=0.083, screen_wins=4,
+               screen_losses=1, regressions=1, improvements=4, val_gain=0.05, held=True),
+        _entry(1, Strategy.I2, Verdict.SAVED, form=Form.F3, screen_gain=0.004, screen_wins=2,
+               screen_losses=2, regressions=1, improvements=1),
+        _entry(2, Strategy.I1, Verdict.REJECTED_VALIDATION, form=Form.F4, screen_gain=0.06,
+               screen_wins=5, screen_losses=2, regressions=2, improvements=5, val_gain=-0.01,
+               held=False, reasons=(Reason.GAIN_BELOW_THRESHOLD,)),
+        _entry(3, Strategy.I3, Verdict.INVALID, form=Form.F2, theme="",
+               reasons=(Reason.UNGROUNDED_EXAMPLE,)),
+        _entry(4, Strategy.I1, Verdict.REJECTED_SCREENING, screen_gain=-0.03, screen_wins=1,
+               screen_losses=3, regressions=3, improvements=1,
+               reasons=(Reason.MORE_LOSSES_THAN_WINS, Reason.LOSSES_AMONG_CHANGES)),
+    ):
+        h = h.add_entry(e)
+    return h
+
+
+def feedback() -> Feedback:
+    failures = [FailureCase(sample_id=f"t{i}", input=f"Document:\nINVOICE {i}\nQuestion: total?",
+                            output="The total is 12.", expected="65.31",
+                            summary=f'answered "12", expected "65.31" (anls 0.00) #{i}', score=0.0)
+                for i in range(6)]
+    examples = [OfferedExample(sample_id="e1", line="[e1] Total? -> 3.50")]
+    return Feedback(skill_id="s", batch_ids=[f.sample_id for f in failures] + ["ok"],
+                    failures=failures, n_solved=1, mean_score=1 / 7, examples=examples)
+
+
+def prompt(**kw) -> str:
+    args = dict(feedback=feedback(), history=history(), refinement=Refinement(),
+                intermediate_text=None, strategies=list(Strategy), forms=list(Form),
+                checkable=4, budget=30_000)
+    return selection_prompt(**{**args, **kw})
+
+
+def test_recent_cases_are_the_latest_success_and_failure_of_each_strategy():
+    cases = recent_cases(history())
+    assert [(e.round, e.strategy) for e in cases] == [
+        (0, Strategy.I1), (1, Strategy.I2), (3, Strategy.I3), (4, Strategy.I1)]
+
+
+def test_each_attempt_row_has_form_decision_gains_counts_and_why():
+    text = prompt()
+    attempts = text.split("Recent attempts")[1].split("## Form history")[0]
+    rows = re.findall(r"^- round .*$", attempts, re.M)
+    assert len(rows) == 4
+    assert rows[0] == ("- round 1 I1+F1 “theme 0”: accepted; screening gain +0.083 (W/L 4/1, "
+                       "D/U 1/4); validation gain +0.050 (held); chosen because: first round")
+    assert rows[1].startswith("- round 2 I2+F3 “theme 1”: saved for final selection")
+    assert "chosen because: refine the rules step by step" in rows[1]
+    assert rows[2] == ("- round 4 I3+F2: invalid before evaluation (ungrounded_example); "
+                       "chosen because: sample broadly")
+    assert rows[3].startswith("- round 5 I1+F1 “theme 4”: rejected in screening "
+                              "(more_losses_than_wins, losses_among_changes); screening gain "
+                              "-0.030 (W/L 1/3, D/U 3/1)")
+    # The totals stay, per strategy and per form.
+    assert "- I1: 3 candidates, 1 accepted, 0 saved, 0 invalid" in text
+    assert "- F4: 1 candidate, 0 accepted" in text and "held in validation 0/1" in text
+
+
+def test_the_feedback_block_shows_results_and_available_material():
+    text = prompt()
+    block = text.split("## Execution feedback")[1].split("## Strategy history")[0]
+    assert "solved 1 of 7 samples" in block
+    assert block.count('answered "12", expected "65.31"') == 6
+    results = block.split("Recent evaluation results (newest last):\n")[1].split("Material")[0]
+    assert [r.split(":")[0] for r in results.strip().splitlines()] == [
+        "- round 3 I1+F4 “theme 2”", "- round 4 I3+F2", "- round 5 I1+F1 “theme 4”"]
+    assert "chosen because" not in results
+    assert "- solved samples that can be copied as worked examples (F2): 1" in block
+    assert "- successful trajectories (solved samples of this batch): 1" in block
+    assert "4 of 6 can be verified by solving them blind" in block
+    assert "feedback preparation: off" in prompt(checkable=None)
+
+
+def test_history_off_withholds_rows_and_results():
+    text = prompt(history=None)
+    assert "round 1" not in text and "Withheld in this run." in text
+    assert "- withheld in this run" in text
+
+
+def test_a_typical_selection_prompt_is_small():
+    """The closing note's figure: a mid-run prompt with six failures and five attempts."""
+    tokens = estimate_tokens(prompt())
+    assert 800 < tokens < 2_500, tokens
