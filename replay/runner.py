@@ -16,6 +16,7 @@ from rich.console import Console
 
 from llm_cache.client import CachedLLM
 from llm_cache.errors import CacheMiss, LLMError
+from llm_cache.gates import StopRequested
 from replay import models
 from replay.evaluate import score_with_bar
 from replay.options import RunOptions, build_config, new_manifest, replay_sequence
@@ -23,6 +24,7 @@ from replay.plan import make_plan
 from replay.progress import TrainProgress
 from replay.serde import Manifest, TraceError, digest_of, event_to_line
 from replay.trace import RunDir, TraceWriter
+from replay.train_hooks import TrainHooks
 from stratune_core.config import Config
 from stratune_core.errors import StraTuneError
 from stratune_core.events import RunFinished
@@ -31,27 +33,31 @@ from stratune_core.task import Task
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_STOPPED = 3  # a stop control (--max-cost, --timeout, a STOP file) ended it; resumable
 EXIT_INTERRUPTED = 130
 
 
 def train(options: RunOptions, out: str | Path, console: Console, *, concurrency: int = 8,
-          test_split: str | None = None) -> int:
+          test_split: str | None = None, hooks: TrainHooks | None = None) -> int:
     """Record (or resume) a run in `out`; with `test_split`, score the initial and the final
     skill on that split afterwards (not counted in the budget) into evaluation.json."""
+    hooks = hooks or TrainHooks()
     run_dir = RunDir.at(out)
     config = build_config(options)
     sequence = replay_sequence(config)
     manifest = new_manifest(options, config, sequence)
     if run_dir.exists():
         _check_same_run(run_dir, manifest)
-    task = models.load_task(options.task, data_dir=options.data_dir)
+    task = hooks.task if hooks.task is not None else models.load_task(options.task,
+                                                                      data_dir=options.data_dir)
     warning = make_plan(config, task).warning
     if warning is not None:
         console.print(f"[bold yellow]warning[/]: {warning}")
     run_dir.path.mkdir(parents=True, exist_ok=True)
     run_dir.write_manifest(manifest)
-    llm = CachedLLM.open(run_dir.cache, backends=models.backends(options.target, options.optimizer),
-                         mode="live", concurrency=concurrency, seed=config.seed)
+    backends = hooks.backends or models.backends(options.target, options.optimizer)
+    llm = CachedLLM.open(run_dir.cache, backends=backends, mode="live", concurrency=concurrency,
+                         seed=config.seed, gate=hooks.gate)
     writer = TraceWriter(run_dir)
     progress = TrainProgress(console)
     final_id: str | None = None
@@ -64,6 +70,12 @@ def train(options: RunOptions, out: str | Path, console: Console, *, concurrency
                     if isinstance(event, RunFinished):
                         final_id = event.final_id
                         run_dir.write_text(run_dir.final_skill, state.text(event.final_id))
+                hooks.after_round(state, events, llm.accounting())
+    except StopRequested as stop:
+        writer.close()
+        llm.close()
+        console.print(f"[yellow]stopped[/]: {stop}")
+        return EXIT_STOPPED
     except KeyboardInterrupt:
         writer.close()
         llm.close()
@@ -89,6 +101,9 @@ def train(options: RunOptions, out: str | Path, console: Console, *, concurrency
     try:
         if test_split is not None and final_id is not None:
             _evaluate_into(run_dir, task, llm, config, test_split, writer, final_id, console)
+    except StopRequested as stop:
+        console.print(f"[yellow]stopped[/] during the test evaluation: {stop}")
+        return EXIT_STOPPED
     finally:
         llm.close()
         _checkpoint(run_dir.cache)
