@@ -1,4 +1,4 @@
-"""`make bench`: run the five benchmarks of issue 7 (and the cache lookup benchmark), print one
+"""`make bench`: run the benchmarks of issues 7 and 13 (and the cache lookup benchmark), print one
 table of figure vs target, and leave one JSON per benchmark in benchmarks/results/.
 
 Exit status 0 even when a target is missed: the benchmarks measure, CI's tests decide.
@@ -18,7 +18,14 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks import budget_audit, core_overhead, live_overlap, prompt_cost, replay_speed
+from benchmarks import (
+    budget_audit,
+    core_overhead,
+    grid_throughput,
+    live_overlap,
+    prompt_cost,
+    replay_speed,
+)
 from benchmarks.common import RESULTS_DIR, BenchResult
 
 
@@ -75,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.append(core_overhead.report(core_overhead.measure(live.details["concurrency_32"])))
     results.append(budget_audit.main([]))
     results.append(prompt_cost.main([]))
+    results.append(grid_throughput.main(["--seeds", "1"] if args.quick else []))
     if not args.quick and (lookup := _cache_lookup()) is not None:
         results.append(lookup)
     # Wide enough for the table when the output is a file or a pipe (make bench | tee).
