@@ -1,8 +1,8 @@
 """Benchmark 4: duplicate (skill, sample) executions and budget overshoot over every ablation.
 
-Each ablation of SPEC §7 (every selector including a replayed sequence, forms=F4, the 12 fixed
-operators, history / validation / final selection off) plus the `released` profile runs on the
-toy world for several seeds. A counting wrapper sees every target request: a (skill, sample)
+Each ablation of the paper's §4.1 (every selector of the registry including a replayed
+sequence, forms=F4, the 12 fixed operators, history / validation / final selection off) plus
+the `released` profile runs on the toy world for several seeds. A counting wrapper sees every target request: a (skill, sample)
 pair requested twice is a duplicate (the ledger should make re-running a pair free). Overshoot is
 spent - budget. Targets: 0 duplicates, 0 overshoot; the count of target requests must also equal
 the executions the run charged.
@@ -17,37 +17,35 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from benchmarks.common import BenchResult, CountingLLM, report, toy_config
-from stratune_core.config import SELECTORS, Config, released
+from stratune_core.config import Config, released
 from stratune_core.enums import Form, Strategy
-from stratune_core.events import OperatorChosen
 from stratune_core.run import run
+from stratune_core.selectors.registry import SELECTORS
 from tests.support.toy import InProcessLLM, ToyTask
 
 N_TRAIN = 48
 
 
-def ablations(seed: int) -> Iterator[tuple[str, Config, tuple[Strategy, ...]]]:
-    """(name, config, replay sequence) for every ablation at this seed."""
+def ablations(seed: int) -> Iterator[tuple[str, Config]]:
+    """(name, config) for every ablation at this seed."""
     base = toy_config(seed=seed)
-    for selector in SELECTORS:
-        yield f"selector={selector}", base.replace(selector=selector), ()
-    recorded = run(base, ToyTask(n_train=N_TRAIN), InProcessLLM())
-    sequence = tuple(e.strategy for e in recorded.events if isinstance(e, OperatorChosen))
-    yield "selector=replay", base.replace(selector="replay:recorded"), sequence
-    yield "forms=F4", base.replace(forms="F4"), ()
+    for cls in SELECTORS:
+        for selector in cls.examples():
+            yield f"selector={selector}", base.replace(selector=selector)
+    yield "forms=F4", base.replace(forms="F4")
     for strategy in Strategy:
         for form in Form:
             yield f"operator={strategy.name}+{form.name}", base.replace(
-                operator=f"{strategy.name}+{form.name}"), ()
+                operator=f"{strategy.name}+{form.name}")
     for flag in ("history", "validation", "final_selection"):
-        yield f"{flag}=off", base.replace(**{flag: False}), ()
+        yield f"{flag}=off", base.replace(**{flag: False})
     yield "profile=released", released().replace(
-        seed=seed, target_model=base.target_model, optimizer_model=base.optimizer_model), ()
+        seed=seed, target_model=base.target_model, optimizer_model=base.optimizer_model)
 
 
-def audit_one(config: Config, sequence: tuple[Strategy, ...]) -> dict[str, Any]:
+def audit_one(config: Config) -> dict[str, Any]:
     llm = CountingLLM(InProcessLLM())
-    result = run(config, ToyTask(n_train=N_TRAIN), llm, replay_sequence=sequence)
+    result = run(config, ToyTask(n_train=N_TRAIN), llm)
     return {
         "duplicates": llm.duplicates,
         "overshoot": max(0, result.spent - result.budget),
@@ -63,8 +61,8 @@ def audit_one(config: Config, sequence: tuple[Strategy, ...]) -> dict[str, Any]:
 def measure(seeds: int = 3) -> BenchResult:
     runs: dict[str, dict[str, Any]] = {}
     for seed in range(seeds):
-        for name, config, sequence in ablations(seed):
-            runs[f"{name} seed={seed}"] = audit_one(config, sequence)
+        for name, config in ablations(seed):
+            runs[f"{name} seed={seed}"] = audit_one(config)
     duplicates = sum(r["duplicates"] for r in runs.values())
     overshoot = sum(r["overshoot"] for r in runs.values())
     mismatched = sorted(k for k, r in runs.items() if not r["charged_matches_requests"])

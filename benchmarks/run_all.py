@@ -1,5 +1,6 @@
-"""`make bench`: run the benchmarks of issues 7 and 13 (and the cache lookup benchmark), print one
-table of figure vs target, and leave one JSON per benchmark in benchmarks/results/.
+"""`make bench`: run the five benchmarks of issue 7, batch_cost (issue 14), grid_throughput
+(issue 13) and the cache lookup benchmark, print one table of figure vs target, and leave one
+JSON per benchmark in benchmarks/results/.
 
 Exit status 0 even when a target is missed: the benchmarks measure, CI's tests decide.
 Run: .venv/bin/python -m benchmarks.run_all [--quick]
@@ -19,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from benchmarks import (
+    batch_cost,
     budget_audit,
     core_overhead,
     grid_throughput,
@@ -73,7 +75,8 @@ def table(results: Sequence[BenchResult]) -> Table:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
-                        help="skip the slow concurrency-1 contrast run and the cache lookup")
+                        help="skip the slow concurrency-1 contrast run, the cache lookup and "
+                             "batch_cost's run with 30 s batches")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     results = [replay_speed.main([])]
@@ -82,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.append(core_overhead.report(core_overhead.measure(live.details["concurrency_32"])))
     results.append(budget_audit.main([]))
     results.append(prompt_cost.main([]))
+    results.append(batch_cost.main(["--quick"] if args.quick else []))
     results.append(grid_throughput.main(["--seeds", "1"] if args.quick else []))
     if not args.quick and (lookup := _cache_lookup()) is not None:
         results.append(lookup)

@@ -1,6 +1,7 @@
 """Usage and cost by call kind and model (the paper's Table 8).
 
-Paid calls cost money now. Cache hits (and duplicates answered by one in-flight call) keep the
+Paid calls cost money now; those sent through the Message Batches API (`batch=on`) are a
+subset of them, priced at the table's batch multiplier and shown apart. Cache hits (and duplicates answered by one in-flight call) keep the
 usage they were recorded with and are shown as "would have cost": what this run would have paid
 without the cache. Costs are estimates from `prices.json`.
 """
@@ -29,6 +30,10 @@ class AccountingRow:
     cost_usd: float = 0.0
     would_have_cost_usd: float = 0.0
     priced: bool = True  # False if some model had no price (its cost counted as 0)
+    # The Batch API part of the paid calls: included in paid_calls, usage and cost_usd above.
+    batch_calls: int = 0
+    batch_usage: Usage = Usage()
+    batch_cost_usd: float = 0.0
 
     @property
     def calls(self) -> int:
@@ -46,6 +51,9 @@ class AccountingRow:
             cost_usd=self.cost_usd + other.cost_usd,
             would_have_cost_usd=self.would_have_cost_usd + other.would_have_cost_usd,
             priced=self.priced and other.priced,
+            batch_calls=self.batch_calls + other.batch_calls,
+            batch_usage=self.batch_usage + other.batch_usage,
+            batch_cost_usd=self.batch_cost_usd + other.batch_cost_usd,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,6 +69,11 @@ class AccountingRow:
             "cost_usd": self.cost_usd,
             "would_have_cost_usd": self.would_have_cost_usd,
             "priced": self.priced,
+            "batch_calls": self.batch_calls,
+            "batch_usage": attrs.asdict(self.batch_usage),
+            "batch_cost_usd": self.batch_cost_usd,
+            "live_calls": self.paid_calls - self.batch_calls,
+            "live_cost_usd": self.cost_usd - self.batch_cost_usd,
         }
 
 
@@ -99,6 +112,8 @@ class _Tally:
     retries: int = 0
     usage: Usage = Usage()
     cached_usage: Usage = Usage()
+    batch_calls: int = 0
+    batch_usage: Usage = Usage()
 
 
 class Ledger:
@@ -112,12 +127,16 @@ class Ledger:
     def _tally(self, request: Request) -> _Tally:
         return self._tallies.setdefault((request.kind, request.model), _Tally())
 
-    def paid(self, request: Request, response: Response, retries: int) -> None:
+    def paid(self, request: Request, response: Response, retries: int, *,
+             batch: bool = False) -> None:
         with self._lock:
             t = self._tally(request)
             t.paid_calls += 1
             t.retries += retries
             t.usage = t.usage + response.usage
+            if batch:
+                t.batch_calls += 1
+                t.batch_usage = t.batch_usage + response.usage
 
     def hit(self, request: Request, response: Response) -> None:
         with self._lock:
@@ -140,6 +159,10 @@ class Ledger:
             rows = []
             for (kind, model), t in sorted(items.items(), key=lambda kv: (kv[0][0].value, kv[0][1])):
                 price = self._prices.price(model)
+                live = Usage(**{f: getattr(t.usage, f) - getattr(t.batch_usage, f)
+                                for f in attrs.fields_dict(Usage)})
+                batch_cost = 0.0 if price is None else price.cost(
+                    t.batch_usage, batch_multiplier=self._prices.batch_multiplier)
                 rows.append(
                     AccountingRow(
                         kind=kind,
@@ -149,9 +172,12 @@ class Ledger:
                         retries=t.retries,
                         usage=t.usage,
                         cached_usage=t.cached_usage,
-                        cost_usd=0.0 if price is None else price.cost(t.usage),
+                        cost_usd=0.0 if price is None else price.cost(live) + batch_cost,
                         would_have_cost_usd=0.0 if price is None else price.cost(t.cached_usage),
                         priced=price is not None,
+                        batch_calls=t.batch_calls,
+                        batch_usage=t.batch_usage,
+                        batch_cost_usd=batch_cost,
                     )
                 )
         return Accounting(rows=tuple(rows))

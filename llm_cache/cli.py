@@ -1,19 +1,27 @@
-"""`stratune cache stats | explain KEY | prune`: functions over parsed args, plus `register`."""
+"""`stratune cache stats | explain KEY | prune`: functions over parsed args, plus `register`.
+
+`stats` and `explain` open the cache read-only (they work on a read-only disk and beside a run
+that is writing the cache); `prune` writes. A directory that holds no cache is an error, never
+silently created. `--cache-dir` goes before or after the subcommand.
+"""
 
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 from typing import TextIO
 
 from llm_cache.errors import CacheCorruptError
 from llm_cache.key import explain_document
 from llm_cache.prices import default_prices
+from llm_cache.reader import CacheReader
 from llm_cache.records import Usage
-from llm_cache.store import CacheStore, StoredEntry
+from llm_cache.store import DB_FILE, CacheNotFound, CacheStore, StoredEntry
 
 DEFAULT_CACHE_DIR = ".stratune/cache"
 _KEY = re.compile(r"^[0-9a-f]{32}$")
@@ -21,18 +29,37 @@ _KEY = re.compile(r"^[0-9a-f]{32}$")
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     cache = subparsers.add_parser("cache", help="inspect and prune the model-response cache")
-    cache.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR,
-                       help=f"cache directory (default: {DEFAULT_CACHE_DIR})")
+    _cache_dir(cache, DEFAULT_CACHE_DIR)
     sub = cache.add_subparsers(dest="cache_command", required=True)
-    sub.add_parser("stats", help="entries, size, tokens and recorded cost per model")
+    _cache_dir(sub.add_parser("stats", help="entries, size, tokens and recorded cost per model"))
     explain = sub.add_parser("explain", help="show what went into a key and what is stored")
+    _cache_dir(explain)
     explain.add_argument("key", help="32-hex cache key")
     prune = sub.add_parser("prune", help="delete selected entries")
+    _cache_dir(prune)
     prune.add_argument("--corrupt", action="store_true", help="entries failing verification")
     prune.add_argument("--model", help="entries for this canonical model id")
-    prune.add_argument("--older-than-days", type=float, help="entries recorded before this")
+    prune.add_argument("--older-than-days", type=_days, help="entries recorded before this")
     prune.add_argument("--dry-run", action="store_true", help="only count what would go")
     cache.set_defaults(func=run)
+
+
+def _cache_dir(parser: argparse.ArgumentParser, default: str | None = None) -> None:
+    # On the subcommands the default is SUPPRESS, so a value given before the subcommand is
+    # not overwritten by the subparser's default.
+    parser.add_argument("--cache-dir", default=default if default else argparse.SUPPRESS,
+                        help=f"cache directory (default: {DEFAULT_CACHE_DIR}), a run's "
+                             "RUN/cache for example")
+
+
+def _days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        days = float("nan")
+    if not math.isfinite(days) or days < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of days >= 0")
+    return days
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -42,7 +69,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def stats(args: argparse.Namespace, out: TextIO) -> int:
-    store = CacheStore(args.cache_dir)
+    store = CacheReader(args.cache_dir)
     try:
         counts: dict[str, int] = defaultdict(int)
         usage: dict[str, Usage] = defaultdict(Usage)
@@ -75,7 +102,7 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
     if not _KEY.match(key):
         print(f"error: {args.key!r} is not a cache key (32 hex characters)", file=sys.stderr)
         return 2
-    store = CacheStore(args.cache_dir)
+    store = CacheReader(args.cache_dir)
     try:
         try:
             entry = store.get(key)
@@ -110,7 +137,10 @@ def prune(args: argparse.Namespace, out: TextIO) -> int:
               file=sys.stderr)
         return 2
     cutoff = None if args.older_than_days is None else time.time() - args.older_than_days * 86400
-    store = CacheStore(args.cache_dir)
+    if not (Path(args.cache_dir) / DB_FILE).is_file():
+        raise CacheNotFound(f"{args.cache_dir}: holds no cache ({DB_FILE} missing); "
+                            "check --cache-dir")
+    store = CacheStore(args.cache_dir)  # a damaged database is refused here, in one line
     try:
         doomed = []
         for key, entry in store.entries():

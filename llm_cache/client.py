@@ -21,11 +21,14 @@ import attrs
 from llm_cache.accounting import Accounting, Ledger
 from llm_cache.backends import backend_for
 from llm_cache.backends.base import Backend
+from llm_cache.batch import BatchWaves, dispatch
+from llm_cache.batch_journal import JOURNAL_NAME, BatchJournal
 from llm_cache.errors import CacheCorruptError, CacheMiss, LLMFatalError
 from llm_cache.gates import CallGate
 from llm_cache.key import canonical_request, key_of_canonical
 from llm_cache.modes import Mode
 from llm_cache.prices import PriceTable
+from llm_cache.reader import CacheReader
 from llm_cache.records import Request, Response, Role
 from llm_cache.retry import RetryDecision, RetryPolicy, call_with_retries
 from llm_cache.store import CacheStore, StoredEntry
@@ -43,7 +46,7 @@ class _Job:
 class CachedLLM:
     def __init__(
         self,
-        store: CacheStore | None,
+        store: CacheStore | CacheReader | None,
         backends: Mapping[Role, Backend],
         *,
         mode: Mode = Mode.LIVE,
@@ -52,6 +55,7 @@ class CachedLLM:
         prices: PriceTable | None = None,
         seed: int = 0,
         sleep: Callable[[float], Awaitable[None]] | None = None,
+        batch_journal: str | Path | None = None,
         gate: CallGate | None = None,
     ) -> None:
         if mode is not Mode.OFF and store is None:
@@ -72,6 +76,10 @@ class CachedLLM:
         self._lock = threading.Lock()
         self.corrupt_entries = 0
         self.retries = 0
+        # Batches submitted, not yet collected (`batch=on` crash safety); default: by the cache.
+        if batch_journal is None and store is not None:
+            batch_journal = store.directory / JOURNAL_NAME
+        self.batch_journal = None if batch_journal is None else BatchJournal(batch_journal)
 
     @classmethod
     def open(
@@ -85,12 +93,14 @@ class CachedLLM:
         retry_policy: RetryPolicy | None = None,
         prices: PriceTable | None = None,
         seed: int = 0,
+        batch_journal: str | Path | None = None,
         gate: CallGate | None = None,
     ) -> CachedLLM:
         store = None if cache_dir is None else CacheStore(cache_dir)
         policy = retry_policy or RetryPolicy(max_retries=max_retries)
         return cls(store, backends, mode=Mode.parse(mode), concurrency=concurrency,
-                   retry_policy=policy, prices=prices, seed=seed, gate=gate)
+                   retry_policy=policy, prices=prices, seed=seed, batch_journal=batch_journal,
+                   gate=gate)
 
     # ---- the synchronous door -------------------------------------------------------------
 
@@ -120,7 +130,9 @@ class CachedLLM:
             if self.mode is Mode.REPLAY:
                 raise self._miss(jobs, len(requests))
             self._check_backends(jobs)
-            answers = self._run(self._complete_all(jobs))
+            # Misses for a backend with `batch=on` go out as Message Batches; the rest live.
+            answers = self._run(dispatch(jobs, self._backends, live=self._complete_all,
+                                         waves=self._batch_waves))
             for job in jobs:
                 first, *duplicates = waiting[job.key]
                 response = answers[job.key]
@@ -138,6 +150,7 @@ class CachedLLM:
             loop, thread = self._loop, self._thread
             self._loop = self._thread = None
         if loop is not None and thread is not None:
+            asyncio.run_coroutine_threadsafe(_cancel_pending(), loop).result()
             backends = list({id(b): b for b in self._backends.values()}.values())
             asyncio.run_coroutine_threadsafe(_close_all(backends), loop).result()
             if self.store is not None:
@@ -187,12 +200,12 @@ class CachedLLM:
             f"{request.kind.value} call to {request.model} (key {job.key})"
         )
         if nearest is None:
-            return CacheMiss(f"{head}; the cache is empty; record it with mode='live'",
+            return CacheMiss(f"{head}; the cache is empty; {_RECORD_HINT}",
                              key=job.key, nearest_key=None, differing_fields=())
         nearest_key, fields = nearest
         return CacheMiss(
             f"{head}; nearest stored request {nearest_key} differs in: "
-            f"{', '.join(fields) or 'nothing (corrupt?)'}; rerun with mode='live' to record it",
+            f"{', '.join(fields) or 'nothing (corrupt?)'}; {_RECORD_HINT}",
             key=job.key, nearest_key=nearest_key, differing_fields=fields,
         )
 
@@ -215,7 +228,14 @@ class CachedLLM:
                 )
                 self._thread.start()
             loop = self._loop
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        try:
+            return future.result()
+        except BaseException:
+            # Ctrl-C (or SIGTERM raised as it) lands here while calls are in flight: cancel
+            # them in the loop, so none is left pending when the loop closes.
+            future.cancel()
+            raise
 
     async def _complete_all(self, jobs: Sequence[_Job]) -> dict[str, Response]:
         limit = asyncio.Semaphore(self.concurrency)
@@ -236,15 +256,28 @@ class CachedLLM:
                         answers[job.key] = await self._call(backend, job)
 
         tasks = [asyncio.ensure_future(one(job)) for job in jobs]
-        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
-        for task in tasks:
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        finally:  # also when this coroutine itself is cancelled
+            for task in tasks:
+                task.cancel()
+            # Every task's outcome is retrieved here, failed ones included: an exception
+            # left unretrieved is printed as a traceback when the task is collected.
+            outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        failures = [o for o in outcomes if isinstance(o, BaseException)
+                    and not isinstance(o, asyncio.CancelledError)]
+        if failures:
+            raise failures[0]
         return answers
+
+    def _batch_waves(self, backend: Any) -> BatchWaves:
+        return BatchWaves(backend, journal=self.batch_journal, policy=self._policy,
+                          rng=self._rng, sleep=self._sleep, record=self._record,
+                          spent=self._ledger.failed_retries, live=self._complete_all,
+                          on_retry=self._count_retry)
+
+    def _count_retry(self) -> None:
+        self.retries += 1
 
     async def _call(self, backend: Backend, job: _Job) -> Response:
         if self._gate is None:
@@ -280,20 +313,39 @@ class CachedLLM:
         except BaseException:
             self._ledger.failed_retries(request, spent)
             raise
+        return self._record(job, response, backend=backend.name,
+                            latency=time.monotonic() - started, retries=retries)
+
+    def _record(self, job: _Job, response: Response, *, backend: str, latency: float,
+                retries: int, batch: bool = False) -> Response:
         response = attrs.evolve(response, from_cache=False)
         if self.mode is Mode.LIVE:
-            assert self.store is not None
+            assert isinstance(self.store, CacheStore)
             # Written only after a successful call: an error can never become a cached answer.
+            # A batch answer goes under the same key as a live one: the cache does not care.
             self.store.put(job.key, StoredEntry(
-                canonical=job.canonical, response=response, backend=backend.name,
-                created_at=time.time(), latency_s=time.monotonic() - started, retries=retries,
+                canonical=job.canonical, response=response, backend=backend,
+                created_at=time.time(), latency_s=latency, retries=retries,
             ))
-        self._ledger.paid(request, response, retries)
+        self._ledger.paid(job.request, response, retries, batch=batch)
         return response
 
 
-async def _close_store(store: CacheStore) -> None:
+_RECORD_HINT = ("record it by running live: the same `stratune train` command, or "
+                "`CachedLLM.open(..., mode='live')`")
+
+
+async def _close_store(store: CacheStore | CacheReader) -> None:
     store.close()
+
+
+async def _cancel_pending() -> None:
+    """Cancel and await whatever an interrupted `complete` left running in the loop."""
+    current = asyncio.current_task()
+    pending = [t for t in asyncio.all_tasks() if t is not current]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
 
 
 async def _close_all(backends: Sequence[Backend]) -> None:

@@ -1,8 +1,15 @@
-"""Errors of the model layer. Every message is one line that says what to do."""
+"""Errors of the model layer. Every message is one line that says what to do.
+
+`llm_cache` is the bottom package (the core builds its requests from `llm_cache.records`), so the
+root of the project's exception family lives here and `stratune_core.errors` re-exports it:
+`llm_cache` never imports the core or the shell.
+"""
 
 from __future__ import annotations
 
-from stratune_core.errors import StraTuneError
+
+class StraTuneError(Exception):
+    """Base of every error the library raises on purpose (exit code 2 on the command line)."""
 
 
 class LLMError(StraTuneError):

@@ -1,13 +1,15 @@
 """A stdlib HTTP server speaking the Anthropic Messages API, for tests and benchmarks.
 
-Reached by the real `anthropic` SDK through `base_url`. It answers `POST /v1/messages` and the
-Bedrock path `POST /model/{model}/invoke`, can inject latency and faults on a seeded schedule,
+Reached by the real `anthropic` SDK through `base_url`. It answers `POST /v1/messages`, the
+Bedrock invoke path `POST /model/{model}/invoke` and Bedrock Mantle's
+`POST /anthropic/v1/messages`, and the Message Batches API under `/v1/messages/batches`
+(`fake_batches`); validates requests as the real endpoints do (`fake_replies`);
+can inject latency and faults on a seeded schedule, act as a proxy that wants `x-api-key`;
 emulates prompt-caching usage, and logs every request it saw.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 import random
 import threading
@@ -19,29 +21,13 @@ from urllib.parse import unquote
 
 import attrs
 
+from llm_cache.fake_batches import PREFIX as BATCHES
+from llm_cache.fake_batches import FakeBatches, ItemOutcome
+from llm_cache.fake_replies import Fault, Reply, api_error, fault_reply, proxy_unauthorized, reject
 from llm_cache.prices import default_prices
 
-
-class Fault(enum.Enum):
-    RATE_LIMIT = "429"  # with retry-after: 0
-    SPEND_CAP = "429-no-retry-after"
-    OVERLOADED = "529"
-    SERVER_ERROR = "500"
-    BAD_REQUEST = "400"
-    UNAUTHORIZED = "401"
-    CONNECTION_RESET = "reset"  # close the socket without answering
-    STALL = "stall"  # answer nothing for `stall_seconds`, then close
-    TRUNCATED_JSON = "truncated"  # 200 with half a JSON body
-
-
-_STATUS: Mapping[Fault, tuple[int, str]] = {
-    Fault.RATE_LIMIT: (429, "rate_limit_error"),
-    Fault.SPEND_CAP: (429, "rate_limit_error"),
-    Fault.OVERLOADED: (529, "overloaded_error"),
-    Fault.SERVER_ERROR: (500, "api_error"),
-    Fault.BAD_REQUEST: (400, "invalid_request_error"),
-    Fault.UNAUTHORIZED: (401, "authentication_error"),
-}
+__all__ = ["FakeAnthropicServer", "Fault", "ItemOutcome", "LoggedRequest", "default_responder",
+           "estimate_tokens"]
 
 
 @attrs.frozen(kw_only=True)
@@ -76,7 +62,14 @@ class FakeAnthropicServer:
 
     faults: explicit schedule, one entry per arriving request (None = answer normally); requests
     past its end are answered normally unless `fault_rate` draws a fault from `fault_kinds`
-    with `random.Random(seed)`.
+    with `random.Random(seed)`. fault_headers: extra response headers per fault kind (e.g.
+    `x-should-retry`). proxy_auth_header="x-api-key": behave like a gateway that reads only
+    that header and answers 401 to anything else.
+
+    batch_delay: seconds from a batch's creation to its end. batch_outcomes: explicit outcome
+    per batch item (None = drawn: an errored item with `batch_error_rate`, of the kinds in
+    `batches.error_kinds`, an expired one with `batch_expire_rate`). Faults apply to the batch
+    endpoints' HTTP requests as to any other.
     """
 
     def __init__(
@@ -90,6 +83,12 @@ class FakeAnthropicServer:
         seed: int = 0,
         stall_seconds: float = 2.0,
         cache_min_tokens: int | None = None,
+        fault_headers: Mapping[Fault, Mapping[str, str]] | None = None,
+        proxy_auth_header: str | None = None,
+        batch_delay: float = 0.0,
+        batch_outcomes: Sequence[ItemOutcome | None] = (),
+        batch_error_rate: float = 0.0,
+        batch_expire_rate: float = 0.0,
     ) -> None:
         self.responder = responder
         self.latency = latency
@@ -98,12 +97,17 @@ class FakeAnthropicServer:
         self.fault_kinds = tuple(fault_kinds)
         self.stall_seconds = stall_seconds
         self.cache_min_tokens = cache_min_tokens
+        self.fault_headers = dict(fault_headers or {})
+        self.proxy_auth_header = proxy_auth_header
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         self._log: list[LoggedRequest] = []
         self._prefixes: set[str] = set()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.batches = FakeBatches(self.answer, lambda: self.url, delay=batch_delay,
+                                   error_rate=batch_error_rate, expire_rate=batch_expire_rate,
+                                   outcomes=batch_outcomes, seed=seed)
 
     # ---- lifecycle ----
 
@@ -184,18 +188,21 @@ class FakeAnthropicServer:
                 "cache_creation_input_tokens": write, "cache_read_input_tokens": read}
 
     def message(self, entry: LoggedRequest, model: str) -> dict[str, Any]:
-        answer = self.responder(entry.body)
+        return self.answer(entry.body, model, f"msg_fake_{entry.index}")
+
+    def answer(self, body: Mapping[str, Any], model: str, message_id: str) -> dict[str, Any]:
+        answer = self.responder(body)
         if not isinstance(answer, str):
             return dict(answer)
         return {
-            "id": f"msg_fake_{entry.index}",
+            "id": message_id,
             "type": "message",
             "role": "assistant",
             "model": model,
             "content": [{"type": "text", "text": answer}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": self._usage(model, entry.body, answer),
+            "usage": self._usage(model, body, answer),
         }
 
 
@@ -222,48 +229,78 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {}
         path = self.path.split("?", 1)[0]
-        if path == "/v1/messages":
-            model = str(body.get("model", ""))
-        elif path.startswith("/model/") and path.endswith("/invoke"):
-            model = unquote(path[len("/model/"): -len("/invoke")])
-        else:
-            self._json(404, _error("not_found_error", f"no route {path}"))
+        if path.startswith(BATCHES):
+            self._serve("POST", path, body, lambda: self.fake.batches.post(path, body))
             return
-        entry = self.fake._admit("POST", path, {k.lower(): v for k, v in self.headers.items()},
-                                 body)
+        if path in ("/v1/messages", "/anthropic/v1/messages"):  # the API; Bedrock Mantle
+            route, model = "api", str(body.get("model", ""))
+        elif path.startswith("/model/") and path.endswith("/invoke"):
+            route, model = "invoke", unquote(path[len("/model/"): -len("/invoke")])
+        else:
+            self._reply(api_error(404, "not_found_error", f"no route {path}"))
+            return
+        entry = self._admitted("POST", path, body)
+        if entry is None:
+            return
+        refused = reject(route, model, body)
+        if refused is not None:
+            self._reply(refused)
+            return
+        payload = json.dumps(self.fake.message(entry, model)).encode()
+        if entry.fault is Fault.TRUNCATED_JSON:
+            payload = payload[: len(payload) // 2]
+        self._send(200, payload, {"request-id": f"req_fake_{entry.index}"})
+
+    def do_GET(self) -> None:  # stdlib handler naming
+        path = self.path.split("?", 1)[0]
+        if not path.startswith(BATCHES + "/"):
+            self._reply(api_error(404, "not_found_error", f"no route {path}"))
+            return
+        self._serve("GET", path, {}, lambda: self.fake.batches.get(path))
+
+    def _serve(self, method: str, path: str, body: Mapping[str, Any],
+               answer: Callable[[], Reply]) -> None:
+        entry = self._admitted(method, path, body)
+        if entry is not None:
+            reply = answer()
+            if entry.fault is Fault.TRUNCATED_JSON:
+                reply = attrs.evolve(reply, body=reply.body[: len(reply.body) // 2])
+            self._reply(reply)
+
+    def _admitted(self, method: str, path: str, body: Mapping[str, Any]) -> LoggedRequest | None:
+        """Log the request and play its latency and fault; None when that answered it."""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        entry = self.fake._admit(method, path, headers, body)
         if self.fake.latency:
             time.sleep(self.fake.latency)
+        wanted = self.fake.proxy_auth_header
+        if wanted is not None and wanted.lower() not in headers:
+            self._reply(proxy_unauthorized())
+            return None
         fault = entry.fault
         if fault is Fault.CONNECTION_RESET:
             self.close_connection = True
             self.connection.close()
-            return
+            return None
         if fault is Fault.STALL:
             time.sleep(self.fake.stall_seconds)
             self.close_connection = True
-            return
-        if fault in _STATUS:
-            status, kind = _STATUS[fault]
-            headers = {"retry-after": "0"} if fault is Fault.RATE_LIMIT else {}
-            self._json(status, _error(kind, f"injected fault {fault.value}"), headers)
-            return
-        payload = json.dumps(self.fake.message(entry, model)).encode()
-        if fault is Fault.TRUNCATED_JSON:
-            payload = payload[: len(payload) // 2]
-        self._send(200, payload, {"request-id": f"req_fake_{entry.index}"})
+            return None
+        canned = None if fault is None else fault_reply(fault, self.fake.fault_headers.get(fault))
+        if canned is not None:
+            self._reply(canned)
+            return None
+        return entry
 
-    def _json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
-        self._send(status, json.dumps(obj).encode(), headers or {})
+    def _reply(self, reply: Reply) -> None:
+        self._send(reply.status, reply.body, reply.headers, reply.content_type)
 
-    def _send(self, status: int, payload: bytes, headers: Mapping[str, str]) -> None:
+    def _send(self, status: int, payload: bytes, headers: Mapping[str, str],
+              content_type: str = "application/json") -> None:
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(payload)))
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(payload)
-
-
-def _error(kind: str, message: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": kind, "message": message}, "request_id": "req_fake"}

@@ -26,6 +26,8 @@ class CallKind(enum.Enum):
     STRATEGY_SELECTION = "strategy_selection"
     CANDIDATE_GENERATION = "candidate_generation"
     FEEDBACK_PREPARATION = "feedback_preparation"
+    # Scoring skills on the test split after a run (`train --test-eval`): outside the budget.
+    TEST_EVALUATION = "test_evaluation"
 
 
 @frozen(kw_only=True)

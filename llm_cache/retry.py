@@ -1,13 +1,16 @@
 """The one retry layer. Backends classify exceptions; only this module waits and tries again.
 
 SDK-level retries are switched off in every backend, so each retry here is one real resend and
-the count in accounting is exact.
+the count in accounting is exact. Every retry is announced with one WARNING on the
+`llm_cache.retry` logger (what failed, the wait, the attempt): the shell shows those lines on
+its console; a library user sees them through `logging` like any other warning.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
+import logging
 import random
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -18,11 +21,13 @@ from llm_cache.errors import LLMFatalError
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 
 class RetryKind(enum.Enum):
     NO = "no"
     TRANSIENT = "transient"  # 5xx, 529, timeouts, resets, malformed bodies
-    RATE_LIMIT = "rate_limit"  # 429 with a retry-after
+    RATE_LIMIT = "rate_limit"  # 429 (a spend cap is NO), with or without a retry-after
 
 
 @attrs.frozen(kw_only=True)
@@ -52,6 +57,9 @@ class RetryDecision:
 class RetryPolicy:
     max_retries: int = attrs.field(default=6, validator=attrs.validators.ge(0))
     base_delay: float = 0.5
+    # A throttle without retry-after (Bedrock's ThrottlingException) is a per-minute quota:
+    # 2, 4, 8, 16, 30, 30 s waits outlast a minute, 0.5 s steps would give up in half of one.
+    rate_limit_base_delay: float = 2.0
     max_delay: float = 30.0
     # A server asking for a longer pause than this is treated as a hard stop, not waited out.
     max_retry_after: float = 120.0
@@ -59,8 +67,10 @@ class RetryPolicy:
     def delay(self, attempt: int, decision: RetryDecision, rng: random.Random) -> float:
         if decision.retry_after is not None:
             return max(0.0, decision.retry_after)
-        # Full exponential backoff with jitter in [0.75, 1] so a burst of failures spreads out.
-        return min(self.base_delay * 2**attempt, self.max_delay) * rng.uniform(0.75, 1.0)
+        base = self.rate_limit_base_delay if decision.kind is RetryKind.RATE_LIMIT \
+            else self.base_delay
+        # Exponential backoff with jitter in [0.75, 1] so a burst of failures spreads out.
+        return min(base * 2**attempt, self.max_delay) * rng.uniform(0.75, 1.0)
 
 
 async def call_with_retries(
@@ -95,5 +105,8 @@ async def call_with_retries(
                     f"({decision.reason}); rerun later (finished calls are cached)"
                 ) from exc
             on_retry(decision)
-            await sleep(policy.delay(attempt, decision, rng))
+            wait = policy.delay(attempt, decision, rng)
+            log.warning("retry %d/%d in %.1f s: %s: %s", attempt + 1, policy.max_retries, wait,
+                        what, decision.reason)
+            await sleep(wait)
             attempt += 1

@@ -43,6 +43,18 @@ class ModelSpec:
         return dict(self.options).get(name, default)
 
 
+def flag(name: str, value: object) -> bool:
+    """An on/off spec option (`?prompt_caching=off`, `?batch=on`)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "on", "yes"):
+        return True
+    if text in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(f"{name}={value!r}: use on or off")
+
+
 def canonical_claude(model: str) -> str:
     """One id per Claude model across the API, Bedrock and Vertex spellings."""
     name = _REGION_PREFIX.sub("", model)

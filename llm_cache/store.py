@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,11 +17,12 @@ import attrs
 import diskcache
 import xxhash
 
-from llm_cache.errors import CacheCorruptError
+from llm_cache.errors import CacheCorruptError, LLMError
 from llm_cache.key import canonical_json, differing_fields, key_of_canonical
 from llm_cache.records import Response, Usage
 
 STORE_FORMAT = 1
+DB_FILE = "cache.db"  # diskcache's SQLite file inside the cache directory
 
 
 @attrs.frozen(kw_only=True)
@@ -97,36 +99,14 @@ def decode_entry(key: str, value: object) -> StoredEntry:
         raise CacheCorruptError(f"cache entry {key} cannot be decoded ({exc}); prune it") from exc
 
 
-class CacheStore:
-    """Process- and thread-safe store (SQLite WAL underneath); safe for concurrent writers."""
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        # eviction_policy="none": diskcache's default silently deletes old entries at 1 GiB,
-        # which would destroy replay records.
-        self._cache = diskcache.Cache(
-            str(self.directory), eviction_policy="none", statistics=False, cull_limit=0
-        )
-
-    @property
-    def raw(self) -> diskcache.Cache:
-        return self._cache
-
-    def get(self, key: str) -> StoredEntry | None:
-        value = self._cache.get(key)
-        return None if value is None else decode_entry(key, value)
-
-    def put(self, key: str, entry: StoredEntry) -> None:
-        self._cache.set(key, encode_entry(entry))
-
-    def delete(self, key: str) -> bool:
-        return bool(self._cache.delete(key))
+class EntryReading:
+    """What both stores derive from `keys()` and `get()`."""
 
     def keys(self) -> Iterator[str]:
-        for key in self._cache.iterkeys():
-            if isinstance(key, str):
-                yield key
+        raise NotImplementedError
+
+    def get(self, key: str) -> StoredEntry | None:
+        raise NotImplementedError
 
     def entries(self) -> Iterator[tuple[str, StoredEntry | CacheCorruptError]]:
         """Every entry, verified; a corrupt one is yielded as its error instead of raising."""
@@ -160,6 +140,42 @@ class CacheStore:
                 best = rank
         return None if best is None else (best[2], best[3])
 
+
+class CacheStore(EntryReading):
+    """Process- and thread-safe store (SQLite WAL underneath); safe for concurrent writers."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        check_header(self.directory)
+        # eviction_policy="none": diskcache's default silently deletes old entries at 1 GiB,
+        # which would destroy replay records.
+        try:
+            self._cache = diskcache.Cache(
+                str(self.directory), eviction_policy="none", statistics=False, cull_limit=0
+            )
+        except sqlite3.DatabaseError as exc:
+            raise damaged_database(self.directory, exc) from None
+
+    @property
+    def raw(self) -> diskcache.Cache:
+        return self._cache
+
+    def get(self, key: str) -> StoredEntry | None:
+        value = self._cache.get(key)
+        return None if value is None else decode_entry(key, value)
+
+    def put(self, key: str, entry: StoredEntry) -> None:
+        self._cache.set(key, encode_entry(entry))
+
+    def delete(self, key: str) -> bool:
+        return bool(self._cache.delete(key))
+
+    def keys(self) -> Iterator[str]:
+        for key in self._cache.iterkeys():
+            if isinstance(key, str):
+                yield key
+
     def __len__(self) -> int:
         return len(self._cache)
 
@@ -172,3 +188,30 @@ class CacheStore:
 
 def _common_prefix(a: str, b: str) -> int:
     return len(os.path.commonprefix((a, b)))
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_header(directory: Path) -> None:
+    """SQLite silently rewrites a short file that is not a database as a new one: refuse it
+    before SQLite opens it, so a damaged cache is reported, never replaced."""
+    db = directory / DB_FILE
+    try:
+        with open(db, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    if head and head != SQLITE_HEADER:
+        raise damaged_database(directory, ValueError("no SQLite header"))
+
+
+class CacheNotFound(LLMError):
+    """A cache directory to read does not exist or holds no cache."""
+
+
+def damaged_database(directory: Path, exc: BaseException) -> CacheCorruptError:
+    return CacheCorruptError(
+        f"{directory / DB_FILE}: not a readable cache database ({exc}); the file is damaged: "
+        "restore it from a copy, or move it away to start an empty cache (its calls are paid again)"
+    )

@@ -16,10 +16,11 @@ from llm_cache.records import (
 )
 from stratune_core.budget import Admission, Budget
 from stratune_core.config import Config, paper, released
-from stratune_core.enums import Reason, Stage
+from stratune_core.enums import CheckName, Reason, Stage
 from stratune_core.evaluation import Check, paired_stats, screen, validate
 from stratune_core.ledger import Ledger
-from stratune_core.records import Execution, Sample, Score, Skill, TaskInfo
+from stratune_core.records import Execution, Sample, Score, TaskInfo
+from stratune_core.selectors.registry import SELECTORS
 
 unit = st.floats(0.0, 1.0, allow_nan=False)
 short_text = st.text(max_size=20)
@@ -70,7 +71,6 @@ json_like = st.recursive(
     max_leaves=8,
 )
 
-skills = st.builds(Skill, text=st.text(max_size=40))
 samples = st.builds(Sample, id=ident, stratum=st.sampled_from(STRATA), payload=json_like)
 scores = st.builds(Score, value=unit, output=short_text, summary=short_text, aux=st.none() | unit)
 executions = st.builds(
@@ -93,23 +93,36 @@ task_infos = st.builds(
 )
 
 
+SELECTOR_RECORDS = tuple(s for cls in SELECTORS for s in cls.examples())
+
+
 @st.composite
 def configs(draw: st.DrawFn) -> Config:
-    """A valid Config: one of the profiles with a few knobs changed within their ranges."""
+    """A valid Config: one of the profiles with knobs changed within their ranges."""
     base = draw(st.sampled_from([paper(), released()]))
-    pos_int_or_none = st.none() | st.integers(1, 10_000)
+    budget = draw(st.none() | st.integers(2, 10_000))
+    validation_min = draw(st.integers(0, 400))
+    operator = draw(st.none() | st.sampled_from(["I1+F1", "I3+F4", "I2+F2"]))
+    forms = "all" if operator not in (None, "I3+F4") else draw(st.sampled_from(["all", "F4"]))
+    selector = "llm" if operator else str(draw(st.sampled_from(SELECTOR_RECORDS)))
     return base.replace(
         seed=draw(st.integers(0, 2**31)),
-        budget=draw(pos_int_or_none),
+        budget=budget,
         eps0=draw(st.none() | st.floats(0, 0.1)),
         eps_v=draw(st.floats(0, 0.1)),
         delta=draw(st.floats(0.01, 0.5)),
-        screen_solved=draw(st.integers(0, 48)),
-        validation_max=draw(pos_int_or_none),
-        reserve=draw(st.none() | st.integers(0, 5000)),
-        selector=draw(st.sampled_from(["llm", "fixed:I2", "bandit:ucb1", "replay:runs/x"])),
-        operator=draw(st.none() | st.sampled_from(["I1+F1", "I3+F4"])),
+        lb_limit=draw(unit),
+        screen_solved=draw(st.integers(1, 48)),
+        screen_random=draw(st.integers(0, 48)),
+        validation_min=validation_min,
+        validation_max=draw(st.none() | st.integers(max(1, validation_min), 10_000)),
+        final_select_frac=draw(st.floats(0.05, 0.95)),
+        reserve=draw(st.none() | st.integers(0, 5000 if budget is None else budget - 1)),
+        selector=selector,
+        forms=forms,
+        operator=operator,
         history=draw(st.booleans()),
+        bandit_epsilon=draw(unit),
     )
 
 
@@ -124,7 +137,7 @@ def outcomes(draw: st.DrawFn):
 
 checks = st.builds(
     Check,
-    name=ident,
+    name=st.sampled_from(CheckName),
     passed=st.booleans(),
     value=st.floats(-1, 1),
     limit=st.floats(-1, 1),

@@ -1,4 +1,4 @@
-"""Properties of the stratified batches (SPEC §6)."""
+"""Properties of the stratified batches (paper §3)."""
 
 from __future__ import annotations
 

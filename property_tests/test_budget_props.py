@@ -1,5 +1,5 @@
-"""Budget and ledger against a trivial model (SPEC §5): spent <= B, spent == distinct pairs,
-admission refuses exactly the groups that do not fit, and a replay spends the same."""
+"""Budget and ledger against a trivial model (docs/design.md, "Budget"): spent <= B, spent ==
+distinct pairs, admission refuses exactly the groups that do not fit, and a replay spends the same."""
 
 from __future__ import annotations
 

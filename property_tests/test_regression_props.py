@@ -1,4 +1,4 @@
-"""Properties of S, D, U, paired statistics and the screening decision (SPEC §4.1-4.4)."""
+"""Properties of S, D, U, paired statistics and the screening decision (paper Eq. 2-3, App. B)."""
 
 from __future__ import annotations
 

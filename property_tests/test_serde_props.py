@@ -14,11 +14,10 @@ from stratune_core.budget import Admission, Budget
 from stratune_core.config import Config
 from stratune_core.evaluation import Check, Outcome, PairedStats
 from stratune_core.ledger import Ledger
-from stratune_core.records import Execution, Sample, Score, Skill, TaskInfo
+from stratune_core.records import Execution, Sample, Score, TaskInfo
 from stratune_core.serde import structure, unstructure
 
 CASES = [
-    (Skill, S.skills),
     (Sample, S.samples),
     (Score, S.scores),
     (Execution, S.executions),

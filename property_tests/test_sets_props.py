@@ -1,4 +1,4 @@
-"""Properties of screening and validation sets (SPEC §4.4-4.5)."""
+"""Properties of screening and validation sets (paper App. B)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Properties of the Wilson lower bound (SPEC §4.3)."""
+"""Properties of the Wilson lower bound (paper App. B)."""
 
 from __future__ import annotations
 

@@ -3,24 +3,52 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
+import sqlite3
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from rich.console import Console
+from rich.logging import RichHandler
+from rich.markup import escape
 
 from llm_cache import cli as cache_cli
-from replay import controls
+from replay import controls, models
 from replay.compare import cli as compare_cli
 from replay.grid import cli as grid_cli
+from replay.redact import scrub
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
+from stratune_core.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (the full usage is a `--help` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {scrub(message)} (see {self.prog} "
+                                  "--help)\n")
+
+
+def _at_least(low: int) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
 
 
 def _task_flags(p: argparse.ArgumentParser) -> None:
@@ -32,7 +60,7 @@ def _task_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--placement", default="system", choices=[p.value for p in Placement],
                    help="where the skill goes in the target's prompt: the system prompt, or "
                         "before / after the sample in the user turn (default: system)")
-    p.add_argument("--limit", type=int, help="keep the first N samples of each split")
+    p.add_argument("--limit", type=_at_least(1), help="keep the first N samples of each split")
     p.add_argument("--data", "--data-dir", dest="data_dir", metavar="DIR",
                    help="benchmark data directory (default: $STRATUNE_DATA)")
 
@@ -47,24 +75,24 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     p.add_argument("--profile", default="paper", choices=("paper", "released"))
     p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
     ab = p.add_argument_group("ablations (paper §4.1)")
-    ab.add_argument("--selector", help="llm | fixed:I1|I2|I3 | random | rotation | once | "
-                                       "replay:<trace dir> | bandit:epsilon_greedy|ucb1|thompson")
+    ab.add_argument("--selector", help=selector_usage())
     ab.add_argument("--forms", choices=("all", "F4"))
     ab.add_argument("--operator", help="fixed operator STRATEGY+FORM, e.g. I3+F3")
     ab.add_argument("--no-history", action="store_true", help="hide the evaluation history")
     ab.add_argument("--no-validation", action="store_true", help="accept on screening alone")
     ab.add_argument("--no-final-selection", action="store_true", help="final skill = current")
-    ab.add_argument("--max-rounds", type=int)
+    ab.add_argument("--max-rounds", type=_at_least(0))
     if out:
         p.add_argument("--out", required=True, help="run directory (rerun to resume)")
-        p.add_argument("--concurrency", type=int, default=8)
+        p.add_argument("--concurrency", type=_at_least(1), default=8,
+                       help="model calls in flight at once (default 8)")
         p.add_argument("--test-eval", action="store_true",
                        help="afterwards, score the initial and final skill on the test split")
         controls.add_flags(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="stratune", description="StraTune: learn skills from "
+    parser = _Parser(prog="stratune", description="StraTune: learn skills from "
                                      "execution feedback, replay and inspect runs")
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help="learn a skill; the run directory is its trace")
@@ -79,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--target", required=True, help="target model spec")
     ev.add_argument("--split", default="test", choices=("test", "train"))
     ev.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
-    ev.add_argument("--concurrency", type=int, default=8)
+    ev.add_argument("--concurrency", type=_at_least(1), default=8)
     ev.set_defaults(func=cmd_evaluate)
     rp = sub.add_parser("replay", help="re-execute a recorded run offline and check its events")
     rp.add_argument("dir")
@@ -90,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--candidate", help="detail of one candidate (id or unique prefix)")
     view.add_argument("--export", choices=("svg", "html", "png", "txt"))
     view.add_argument("--output", help="export file (default: stratune-view.<format>)")
-    view.add_argument("--width", type=int, default=120, help="export width in columns")
+    view.add_argument("--width", type=_at_least(40), default=120,
+                      help="export width in columns")
     view.set_defaults(func=cmd_view)
     demo = sub.add_parser("demo", help="replay the bundled demo run offline and show it")
     demo.add_argument("--trace", help="trace directory (default: traces/demo)")
@@ -122,13 +151,19 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _task_spec(args: argparse.Namespace) -> TaskSpec:
-    return TaskSpec(spec=args.task, scorer=args.scorer, placement=args.placement, limit=args.limit)
+    spec = args.task
+    path = Path(spec).expanduser()
+    if spec.endswith(".jsonl") or path.is_dir():
+        # Stored absolute, so `replay` and `view` work from any directory.
+        spec = str(path.resolve())
+    return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit)
 
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay import runner
     from replay.show import load_run, show
-    from replay.viewer.tables import header, round_table
+    from replay.viewer.rounds import round_table
+    from replay.viewer.tables import header
 
     run_controls = controls.for_train(args)
     code = runner.train(_options(args), args.out, console, concurrency=args.concurrency,
@@ -138,12 +173,11 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
         run = load_run(args.out)
         show(round_table(run.view), console)
         show(header(run.view, run.manifest, run.evaluation), console)
-        console.print(f"final skill: {Path(args.out) / 'final_skill.txt'}")
+        console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
     return code
 
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
-    from replay import models
     from replay.options import build_config
     from replay.plan import make_plan, render_plan
 
@@ -157,14 +191,9 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
 def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
     from llm_cache.client import CachedLLM
     from llm_cache.records import Role
-    from replay import models
     from replay.evaluate import score_with_bar
 
-    path = Path(args.skill)
-    try:
-        skill = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise StraTuneError(f"--skill: {path} not found") from None
+    skill = _read_skill(Path(args.skill))
     task = models.load_task(_task_spec(args), data_dir=args.data_dir)
     backend = models.build_backend(args.target)
     model = models.canonical_model(args.target)
@@ -172,10 +201,30 @@ def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
                         concurrency=args.concurrency) as llm:
         result = score_with_bar(task, skill, llm, model, console, split=args.split)
         total = llm.accounting().total()
-    console.print(f"{task.info.name} {args.split}: score {result.mean:.3f} "
+    console.print(f"{escape(task.info.name)} {args.split}: score {result.mean:.3f} "
                   f"({result.solved}/{result.n} solved) with {model} "
                   f"[{total.paid_calls} calls paid, {total.cache_hits} from cache]")
     return 0
+
+
+def _read_skill(path: Path) -> str:
+    if path.is_dir():
+        raise StraTuneError(f"--skill {path}: is a directory; give the skill's text file "
+                            "(e.g. RUN/final_skill.txt)")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise StraTuneError(f"--skill: {path} not found") from None
+    try:
+        skill = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise StraTuneError(f"--skill {path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}"
+                            "); give a plain-text skill file") from None
+    if "\x00" in skill or not skill.strip():
+        raise StraTuneError(f"--skill {path}: " + ("is empty" if not skill.strip() else
+                            "holds NUL bytes, not text") + "; give a plain-text skill file")
+    return skill
 
 
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
@@ -191,7 +240,7 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
     picture = renderable(run, round_number=args.round_number, candidate=args.candidate)
     written = show(picture, console, export=args.export, output=args.output, width=args.width)
     if written is not None:
-        console.print(f"written: {written}")
+        console.print(f"written: {escape(str(written))}")
     return 0
 
 
@@ -212,20 +261,48 @@ def _stop_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, _terminate)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.command == "cache":
-        return int(args.func(args))
-    console = Console()
-    _stop_on_sigterm()
-    try:
-        return int(args.func(args, console))
-    except StraTuneError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+def main(argv: Sequence[str] | None = None, *,
+         extensions: models.Extensions | None = None) -> int:
+    """Run one command. `extensions` adds model kinds and tasks for this call (see
+    `replay.models`); the test suite injects its scripted models and toy task this way."""
+    with models.using(extensions or models.Extensions()):
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # --help, or a usage error already printed in one line
+            return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+        _stop_on_sigterm()
+        console = Console()
+        # The model layer's retry lines ("retry 1/6 in 2.0 s: ...") print above the progress bar.
+        model_log = RichHandler(console=console, show_time=False, show_level=False,
+                                show_path=False)
+        logging.getLogger("llm_cache").addHandler(model_log)
+        # ... and so do the Batch API's progress lines (INFO on llm_cache.batch).
+        batch_log = logging.getLogger("llm_cache.batch")
+        batch_level = batch_log.level
+        batch_log.setLevel(logging.INFO)
+        try:
+            if args.command == "cache":
+                return int(args.func(args))
+            return int(args.func(args, console))
+        except StraTuneError as exc:
+            return _bad_input(str(exc))
+        except OSError as exc:  # a file the user named cannot be read or written
+            where = f"{exc.filename}: " if exc.filename else ""
+            return _bad_input(f"{where}{exc.strerror or exc}")
+        except sqlite3.DatabaseError as exc:
+            return _bad_input(f"a cache database cannot be read ({exc}); check --cache-dir")
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        finally:
+            logging.getLogger("llm_cache").removeHandler(model_log)
+            batch_log.setLevel(batch_level)
+
+
+def _bad_input(message: str) -> int:
+    text = " ".join(scrub(message).split())  # one line, whatever the message held
+    print(f"error: {text}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Scoring a skill on a task split (test by default) through the cache, with a progress bar.
 
-Test-set evaluation is not part of the training budget (SPEC §5). It is how a learned skill is
-reported, and how a skill learned with one target is tried on another (the paper's RQ4).
+Test-set evaluation is not part of the training budget (docs/design.md, "Budget"). It is how
+a learned skill is reported, and how a skill learned with one target is tried on another (the
+paper's RQ4).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from attrs import field, frozen
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from stratune_core.errors import TaskDataError
+from stratune_core.execute import score_jobs
 from stratune_core.llm import LLM
 from stratune_core.records import Sample, is_solved
 from stratune_core.task import Task
@@ -34,20 +37,11 @@ def score_skill(
 ) -> SplitScore:
     samples: Sequence[Sample] = task.split(split)
     if not samples:
-        from stratune_core.errors import TaskDataError
-
         raise TaskDataError(f"task {task.info.name}: the {split!r} split is empty")
     scores: list[float] = []
     for start in range(0, len(samples), CHUNK):
         chunk = samples[start:start + CHUNK]
-        per_sample = [task.requests(skill, s, model) for s in chunk]
-        flat = [r for rs in per_sample for r in rs]
-        responses = llm.complete(flat) if flat else ()
-        i = 0
-        for sample, requests in zip(chunk, per_sample, strict=True):
-            got = tuple(responses[i:i + len(requests)])
-            i += len(requests)
-            scores.append(task.score(sample, got).value)
+        scores.extend(s.value for s in score_jobs(task, llm, model, [(skill, x) for x in chunk]))
         if on_progress is not None:
             on_progress(len(chunk))
     threshold = task.info.success_threshold

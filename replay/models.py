@@ -1,94 +1,86 @@
-"""Model specs and task specs as the CLI resolves them, including the hidden test hooks.
+"""Model specs and task specs as the CLI resolves them, plus the door for a program's own kinds.
 
-With `STRATUNE_TEST_HOOKS=1` in the environment (and only then), the spec `scripted:<name>`
-names a scripted model and the task spec `toy` the toy task, both taken from the test suite's
-`tests/support/toy.py` (imported from the working directory). The package itself ships no test
-doubles; without the variable these specs are ordinary unknown specs.
+The built-in model specs are those of `llm_cache.spec`; the built-in tasks those of
+`replay.tasks.registry`. A program that embeds the CLI can add model kinds (a spec prefix with
+its backend) and tasks (a name with its loader) through `Extensions`, passed to
+`replay.app.main(argv, extensions=...)` or made active around library calls with `using(...)`.
+The test suite injects its scripted models and toy task this way; the package ships none.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-import signal
-from collections.abc import Callable
-from typing import Any
-from urllib.parse import parse_qsl
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from types import MappingProxyType
+
+from attrs import field, frozen
 
 from llm_cache.backends import Backend, backend_for
-from llm_cache.backends.function import FunctionBackend
 from llm_cache.records import Role
 from llm_cache.spec import parse_spec
 from replay.serde import TaskSpec
-from stratune_core.errors import ConfigError
 from stratune_core.task import Task
 
-HOOKS_ENV = "STRATUNE_TEST_HOOKS"
-HOOKS_MODULE = "tests.support.toy"
-SCRIPTED = "scripted:"
-KILL_ENV = "STRATUNE_TEST_KILL_AFTER"  # hooks only: SIGKILL on this paid target call
-INTERRUPT_ENV = "STRATUNE_TEST_INTERRUPT_AFTER"  # hooks only: SIGINT (Ctrl-C) on this call
-TERMINATE_ENV = "STRATUNE_TEST_TERMINATE_AFTER"  # hooks only: SIGTERM on this call
+
+@frozen(kw_only=True)
+class ModelKind:
+    """A model spec family `<prefix>:<body>`: its canonical id (what enters requests and the
+    cache key) and its backend, both from the spec's body."""
+
+    canonical: Callable[[str], str]
+    backend: Callable[[str], Backend]
 
 
-def hooks_enabled() -> bool:
-    return os.environ.get(HOOKS_ENV) == "1"
+def _frozen_map(value: Mapping[str, object]) -> Mapping[str, object]:
+    return MappingProxyType(dict(value))
 
 
-def _hooks() -> Any:
+@frozen(kw_only=True)
+class Extensions:
+    models: Mapping[str, ModelKind] = field(factory=dict, converter=_frozen_map)
+    tasks: Mapping[str, Callable[[TaskSpec], Task]] = field(factory=dict, converter=_frozen_map)
+
+
+_NONE = Extensions()
+_ACTIVE: ContextVar[Extensions | None] = ContextVar("stratune_extensions", default=None)
+
+
+def active() -> Extensions:
+    return _ACTIVE.get() or _NONE
+
+
+@contextmanager
+def using(extensions: Extensions) -> Iterator[Extensions]:
+    """Make `extensions` visible to the functions below for the duration of the block."""
+    token = _ACTIVE.set(extensions)
     try:
-        return importlib.import_module(HOOKS_MODULE)
-    except ImportError as exc:
-        raise ConfigError(
-            f"{HOOKS_ENV}=1 but {HOOKS_MODULE} cannot be imported ({exc}); run from the repo root"
-        ) from None
+        yield extensions
+    finally:
+        _ACTIVE.reset(token)
 
 
-def _scripted(spec: str) -> tuple[str, dict[str, str]]:
-    name, _, query = spec.removeprefix(SCRIPTED).partition("?")
-    return name, dict(parse_qsl(query))
+def _kind(spec: str) -> tuple[ModelKind, str] | None:
+    prefix, sep, body = spec.partition(":")
+    kind = active().models.get(prefix) if sep else None
+    return None if kind is None else (kind, body)
 
 
 def canonical_model(spec: str) -> str:
     """The model id that goes into requests (and so into the cache key)."""
-    if spec.startswith(SCRIPTED) and hooks_enabled():
-        name, _ = _scripted(spec)
-        return name
+    found = _kind(spec)
+    if found is not None:
+        kind, body = found
+        return kind.canonical(body)
     return parse_spec(spec).canonical
 
 
 def build_backend(spec: str) -> Backend:
-    if spec.startswith(SCRIPTED) and hooks_enabled():
-        name, options = _scripted(spec)
-        toy = _hooks()
-        makers: dict[str, Callable[[], Callable[..., Any]]] = {
-            "toy-target": lambda: toy.toy_target,
-            "toy-optimizer": lambda: toy.ToyOptimizer(style=options.get("style", "mixed")),
-        }
-        if name not in makers:
-            raise ConfigError(f"scripted model {name!r}: use one of {', '.join(makers)}")
-        fn = makers[name]()
-        if name == "toy-target":
-            for env, sig in ((KILL_ENV, signal.SIGKILL), (INTERRUPT_ENV, signal.SIGINT),
-                             (TERMINATE_ENV, signal.SIGTERM)):
-                if after := int(os.environ.get(env, "0") or 0):
-                    fn = _signal_after(fn, after, sig)
-        return FunctionBackend(fn, name=name)
+    found = _kind(spec)
+    if found is not None:
+        kind, body = found
+        return kind.backend(body)
     return backend_for(spec)
-
-
-def _signal_after(fn: Callable[..., Any], calls: int, sig: signal.Signals) -> Callable[..., Any]:
-    """Test hook: the process sends itself `sig` once, on paid target call number `calls`."""
-    count = 0
-
-    def wrapped(request: Any) -> Any:
-        nonlocal count
-        count += 1
-        if count == calls:
-            os.kill(os.getpid(), sig)
-        return fn(request)
-
-    return wrapped
 
 
 def backends(target: str, optimizer: str) -> dict[Role, Backend]:
@@ -96,10 +88,9 @@ def backends(target: str, optimizer: str) -> dict[Role, Backend]:
 
 
 def load_task(spec: TaskSpec, *, data_dir: str | None = None) -> Task:
-    if spec.spec == "toy" and hooks_enabled():
-        toy = _hooks()
-        n_train = spec.limit or 48
-        return toy.ToyTask(n_train=n_train)
+    loader = active().tasks.get(spec.spec)
+    if loader is not None:
+        return loader(spec)
     from replay.tasks.registry import load_task as registry_load
 
     return registry_load(spec.spec, data_dir=data_dir, scorer=spec.scorer,

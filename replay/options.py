@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import field, frozen
 
+from llm_cache.backends.bedrock import resolve_spec
 from replay.models import canonical_model
-from replay.serde import Manifest, Package, TaskSpec, TraceError, config_from_data
-from stratune_core.config import Config, profile
-from stratune_core.enums import Strategy
+from replay.serde import Manifest, Package, TaskSpec, TraceError
+from stratune_core.config import Config
+from stratune_core.config_layers import Layer, layer_config
 from stratune_core.errors import ConfigError
 from stratune_core.events import OperatorChosen
+from stratune_core.selectors.scripted import ReplaySequence, recorded_strategies
 
 PACKAGES = ("stratune", "attrs", "cattrs", "anthropic", "diskcache", "xxhash", "numpy", "rich")
 
@@ -38,49 +42,64 @@ def parse_budget(text: str) -> dict[str, Any]:
     """`300` is an absolute budget, `6x` a multiple of |train|."""
     raw = text.strip().lower()
     try:
-        if raw.endswith("x"):
+        if raw.endswith("x") and math.isfinite(float(raw[:-1])) and float(raw[:-1]) > 0:
             return {"budget": None, "budget_multiplier": float(raw[:-1])}
-        return {"budget": int(raw)}
+        if int(raw) > 0:
+            return {"budget": int(raw)}
     except ValueError:
-        raise ConfigError(f"--budget: {text!r} is neither N (executions) nor Kx (K times |train|)") from None
+        pass
+    raise ConfigError(f"--budget: {text!r} is neither N (executions) nor Kx (K times |train|), "
+                      "with N and K above 0")
+
+
+def _file_layer(name: str) -> Layer:
+    path = Path(name)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"),
+                          parse_constant=lambda name: _not_json(path, name))
+    except FileNotFoundError:
+        raise ConfigError(f"--config: {path} not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--config {path}: cannot be read as UTF-8 text "
+                          f"({getattr(exc, 'strerror', None) or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    return Layer(where=str(path), values=data)
+
+
+def _not_json(path: Path, name: str) -> Any:
+    """NaN and Infinity are not JSON; Python's parser accepts them unless told not to."""
+    raise ConfigError(f"{path}: {name} is not a JSON number; every value must be finite")
 
 
 def build_config(options: RunOptions) -> Config:
-    """Profile, then the --config file, then flags: later sources win."""
-    config = profile(options.profile)
-    if options.config_file is not None:
-        path = Path(options.config_file)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"--config: {path} not found") from None
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
-        config = config_from_data(data, config, where=str(path))
-    overrides = dict(options.overrides)
-    return config.replace(
-        **overrides,
-        seed=options.seed,
+    """The profile, then the --config file, then flags (later layers win), each value checked
+    by the same validators; then the model specs, and a `replay:` selector's recorded sequence."""
+    layers = [] if options.config_file is None else [_file_layer(options.config_file)]
+    layers.append(Layer(where="command line", values={**dict(options.overrides),
+                                                      "seed": options.seed}))
+    config = layer_config(options.profile, layers).config.replace(
         target_model=canonical_model(options.target),
         optimizer_model=canonical_model(options.optimizer),
     )
+    return with_recorded_sequence(config)
 
 
-def replay_sequence(config: Config) -> tuple[Strategy, ...]:
-    """For `selector=replay:<trace>`: the recorded run's strategy per round."""
-    if not config.selector.startswith("replay:"):
-        return ()
+def with_recorded_sequence(config: Config) -> Config:
+    """For `selector=replay:<trace>`: the selector with the recorded run's strategies."""
+    selector = config.selector
+    if not isinstance(selector, ReplaySequence) or selector.strategies:
+        return config
     from replay.trace import RunDir
 
-    source = RunDir.at(config.selector.removeprefix("replay:"))
     try:
-        _, events = source.read_events()
+        _, events = RunDir.at(selector.trace).read_events()
     except TraceError as exc:
-        raise ConfigError(f"selector {config.selector}: {exc}") from None
-    chosen = [e.strategy for e in events if isinstance(e, OperatorChosen)]
-    if not chosen:
-        raise ConfigError(f"selector {config.selector}: the trace chose no operators")
-    return tuple(chosen)
+        raise ConfigError(f"selector {selector}: {exc}") from None
+    sequence = recorded_strategies(e for e in events if isinstance(e, OperatorChosen))
+    if not sequence:
+        raise ConfigError(f"selector {selector}: the trace chose no operators")
+    return config.replace(selector=attrs.evolve(selector, strategies=sequence))
 
 
 def package_versions() -> tuple[Package, ...]:
@@ -110,11 +129,14 @@ def git_revision() -> str | None:
     return revision + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def new_manifest(options: RunOptions, config: Config, sequence: tuple[Strategy, ...]) -> Manifest:
+def new_manifest(options: RunOptions, config: Config) -> Manifest:
+    """The manifest of a new run; a `replay:` selector's sequence is stored beside the config."""
+    selector = config.selector
+    sequence = selector.strategies if isinstance(selector, ReplaySequence) else ()
     return Manifest(
         task=options.task,
-        target=options.target,
-        optimizer=options.optimizer,
+        target=resolve_spec(options.target),  # Bedrock's anthropic_version choice, written out
+        optimizer=resolve_spec(options.optimizer),
         seed=config.seed,
         profile=options.profile,
         config=config,

@@ -1,15 +1,13 @@
 """`stratune plan`: what a budget affords before anything is spent.
 
-The numbers are estimates from the config's set sizes, not a dry run: a round costs its batch
-(new executions of the current skill) plus the screening of each submitted candidate, plus
-validation for those that pass; I2/I3 add the ranking subset for their drafts. The cheapest
-round submits one candidate that fails screening; the dearest submits the most candidates and
-validates all of them.
+The budget, reserve and set sizes are the run's own (`stratune_core/shape.py`); rounds and costs
+are estimates from them, not a dry run: a round costs its batch (new executions of the current
+skill) plus the screening of each submitted candidate, plus validation for those that pass;
+I2/I3 add the ranking subset for their drafts. The cheapest round submits one candidate that
+fails screening; the dearest submits the most candidates and validates all of them.
 """
 
 from __future__ import annotations
-
-import math
 
 from attrs import frozen
 from rich.console import Group, RenderableType
@@ -19,6 +17,7 @@ from rich.text import Text
 from llm_cache.prices import default_prices
 from llm_cache.records import Usage
 from stratune_core.config import Config
+from stratune_core.shape import RunShape, run_shape
 from stratune_core.task import Task
 
 OPTIMIZER_CALLS_PER_ROUND = 2  # strategy selection + candidate generation
@@ -29,13 +28,7 @@ CHARS_PER_TOKEN = 4
 
 @frozen(kw_only=True)
 class Plan:
-    n_train: int
-    budget: int
-    reserve: int
-    batch: int
-    screening: int
-    validation: int
-    ranking: int
+    shape: RunShape  # budget, reserve and set sizes, as the run will use them
     rounds_low: int
     rounds_high: int
     rounds_typical: int
@@ -54,34 +47,27 @@ class Plan:
 
 def make_plan(config: Config, task: Task) -> Plan:
     train = task.split("train")
-    n = len(train)
-    budget = config.budget_for(n)
-    reserve = min(config.reserve_for(n) if config.final_selection else 0, max(0, budget - 1))
-    usable = max(0, budget - reserve)
-    batch = math.ceil(n / config.n_batches)
-    screening = min(n, config.screen_solved + config.screen_random)
-    validation = config.validation_size(n) if config.validation else 0
-    ranking = min(config.ranking_size_for(n), max(2, n // 4))
+    shape = run_shape(config, len(train))
+    batch, screening, validation = shape.batch, shape.screening, shape.validation
     submitted = max(config.n_candidates_i1, config.i3_submit_max)
     cheap = batch + screening
-    dear = batch + config.i3_k * ranking + submitted * (screening + validation)
+    dear = batch + config.i3_k * shape.ranking + submitted * (screening + validation)
     typical = batch + 1.5 * screening + 0.3 * validation
-    rounds_typical = int(usable // typical)
+    rounds_typical = int(shape.usable // typical)
     skill = task.info.initial_skill
     sample = train[0]
     prompt_chars = sum(len(r.system or "") + len(r.user_text())
                        for r in task.requests(skill, sample, config.target_model))
     per_exec = Usage(input_tokens=prompt_chars // CHARS_PER_TOKEN,
                      output_tokens=task.info.max_tokens // 2)
-    target_usage = _times(per_exec, budget)
+    target_usage = _times(per_exec, shape.budget)
     per_round = Usage(input_tokens=OPTIMIZER_OVERHEAD_TOKENS + 4 * len(skill) // CHARS_PER_TOKEN,
                       output_tokens=OPTIMIZER_OUTPUT_TOKENS)
     optimizer_usage = _times(per_round, OPTIMIZER_CALLS_PER_ROUND * max(1, rounds_typical))
     prices = default_prices()
     return Plan(
-        n_train=n, budget=budget, reserve=reserve, batch=batch, screening=screening,
-        validation=validation, ranking=ranking, rounds_low=int(usable // dear),
-        rounds_high=int(usable // cheap), rounds_typical=rounds_typical,
+        shape=shape, rounds_low=int(shape.usable // dear),
+        rounds_high=int(shape.usable // cheap), rounds_typical=rounds_typical,
         target_usage=target_usage, optimizer_usage=optimizer_usage,
         target_cost=prices.cost(config.target_model, target_usage),
         optimizer_cost=prices.cost(config.optimizer_model, optimizer_usage),
@@ -92,8 +78,9 @@ def _times(usage: Usage, k: int) -> Usage:
     return Usage(input_tokens=usage.input_tokens * k, output_tokens=usage.output_tokens * k)
 
 
-def _cost(value: float | None, model: str) -> str:
-    return f"~${value:.2f}" if value is not None else f"no price for {model} in llm_cache/prices.json"
+def _cost(usage: Usage, model: str) -> str:
+    estimate = default_prices().estimate(model, usage)
+    return estimate.describe() if estimate else f"no price for {model} in llm_cache/prices.json"
 
 
 def render_plan(plan: Plan, config: Config) -> RenderableType:
@@ -101,20 +88,30 @@ def render_plan(plan: Plan, config: Config) -> RenderableType:
                   title_justify="left")
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("training samples", str(plan.n_train))
-    table.add_row("budget", f"{plan.budget} target executions on training samples")
-    table.add_row("reserve", f"{plan.reserve} for final skill selection")
-    table.add_row("per round", f"batch {plan.batch}, screening {plan.screening}/candidate, "
-                               f"validation {plan.validation}, ranking subset {plan.ranking}")
+    shape = plan.shape
+    table.add_row("training samples", str(shape.n_train))
+    table.add_row("budget", f"{shape.budget} target executions on training samples")
+    table.add_row("reserve", f"{shape.reserve} for final skill selection")
+    table.add_row("per round", f"batch {shape.batch}, screening {shape.screening}/candidate, "
+                               f"validation {shape.validation}, ranking subset {shape.ranking}")
     table.add_row("rounds", f"about {plan.rounds_typical} (from {plan.rounds_low} if every "
                             f"candidate reaches validation to {plan.rounds_high} if all fail "
                             "screening)")
     table.add_row("target", f"{config.target_model}: {plan.target_usage.input_tokens:,} in / "
                             f"{plan.target_usage.output_tokens:,} out tokens, "
-                            f"{_cost(plan.target_cost, config.target_model)}")
+                            f"{_cost(plan.target_usage, config.target_model)}")
     table.add_row("optimizer", f"{config.optimizer_model}: {plan.optimizer_usage.input_tokens:,} "
                                f"in / {plan.optimizer_usage.output_tokens:,} out tokens, "
-                               f"{_cost(plan.optimizer_cost, config.optimizer_model)}")
+                               f"{_cost(plan.optimizer_usage, config.optimizer_model)}")
+    target = default_prices().estimate(config.target_model, plan.target_usage)
+    if target is not None and not target.local and plan.optimizer_cost is not None:
+        table.add_row("run total", f"~${target.standard + plan.optimizer_cost:.2f} all live; "
+                      f"~${target.batch + plan.optimizer_cost:.2f} with the target's waves of 8+ "
+                      "calls on the Batch API (spec option ?batch=on; each then waits for its "
+                      "batch, most end within an hour)")
+    for model in dict.fromkeys((config.target_model, config.optimizer_model)):
+        if (rates := default_prices().describe_rates(model)) is not None:
+            table.add_row("prices", f"{model}: {rates}")
     parts: list[RenderableType] = [table]
     if plan.warning:
         parts.append(Text(f"warning: {plan.warning}", style="bold yellow"))

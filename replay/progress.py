@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
@@ -80,7 +81,7 @@ class TrainProgress:
         for event in events:
             if isinstance(event, RunStarted):
                 self.console.print(
-                    f"task [bold]{event.task}[/]: {event.n_train} training samples, budget "
+                    f"task [bold]{escape(event.task)}[/]: {event.n_train} training samples, budget "
                     f"{event.budget} executions (reserve {event.reserve} for final selection)"
                 )
         line = round_line(events)

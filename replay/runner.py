@@ -1,120 +1,228 @@
 """`train` (record a run into its directory, resuming from the cache) and `replay` (re-execute a
-recorded run strictly offline and check its events)."""
+recorded run strictly offline and check it end to end)."""
 
 from __future__ import annotations
 
-import json
-import shutil
+import contextlib
+import itertools
 import sqlite3
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import attrs
 from rich.console import Console
+from rich.markup import escape
 
+from llm_cache.backends import Backend
+from llm_cache.batch_journal import JOURNAL_NAME
 from llm_cache.client import CachedLLM
-from llm_cache.errors import CacheMiss, LLMError
+from llm_cache.errors import LLMError
 from llm_cache.gates import StopRequested
+from llm_cache.reader import CacheReader
+from llm_cache.records import CallKind, Role
+from llm_cache.store import CacheNotFound
 from replay import models
 from replay.evaluate import score_with_bar
-from replay.options import RunOptions, build_config, new_manifest, replay_sequence
+from replay.lock import RunLock
+from replay.options import RunOptions, build_config, new_manifest
 from replay.plan import make_plan
 from replay.progress import TrainProgress
-from replay.serde import Manifest, TraceError, digest_of, event_to_line
+from replay.redact import public_spec, scrub
+from replay.serde import Manifest
 from replay.trace import RunDir, TraceWriter
 from replay.train_hooks import TrainHooks
+from replay.verify import EXIT_FAILED, EXIT_OK, Labelled, replay
 from stratune_core.config import Config
 from stratune_core.errors import StraTuneError
-from stratune_core.events import RunFinished
+from stratune_core.events import RunFinished, SkillAdded
 from stratune_core.run import iterate
+from stratune_core.state import initial_state
 from stratune_core.task import Task
 
-EXIT_OK = 0
-EXIT_FAILED = 1
 EXIT_STOPPED = 3  # a stop control (--max-cost, --timeout, a STOP file) ended it; resumable
 EXIT_INTERRUPTED = 130
 
 
-def train(options: RunOptions, out: str | Path, console: Console, *, concurrency: int = 8,
+def train(options: RunOptions, out: str, console: Console, *, concurrency: int = 8,
           test_split: str | None = None, hooks: TrainHooks | None = None) -> int:
     """Record (or resume) a run in `out`; with `test_split`, score the initial and the final
-    skill on that split afterwards (not counted in the budget) into evaluation.json."""
+    skill on that split afterwards (outside the budget) into evaluation.json."""
     hooks = hooks or TrainHooks()
-    run_dir = RunDir.at(out)
     config = build_config(options)
-    sequence = replay_sequence(config)
-    manifest = new_manifest(options, config, sequence)
-    if run_dir.exists():
-        _check_same_run(run_dir, manifest)
+    manifest = new_manifest(options, config)
+    manifest = attrs.evolve(manifest, target=public_spec(manifest.target),
+                            optimizer=public_spec(manifest.optimizer))
+    # Everything that can be refused is checked before the run directory is touched.
     task = hooks.task if hooks.task is not None else models.load_task(options.task,
                                                                       data_dir=options.data_dir)
+    initial_state(config, task)  # e.g. a budget below one batch
+    backends = hooks.backends or models.backends(options.target, options.optimizer)
     warning = make_plan(config, task).warning
     if warning is not None:
-        console.print(f"[bold yellow]warning[/]: {warning}")
-    run_dir.path.mkdir(parents=True, exist_ok=True)
-    run_dir.write_manifest(manifest)
-    backends = hooks.backends or models.backends(options.target, options.optimizer)
-    llm = CachedLLM.open(run_dir.cache, backends=backends, mode="live", concurrency=concurrency,
-                         seed=config.seed, gate=hooks.gate)
-    writer = TraceWriter(run_dir)
-    progress = TrainProgress(console)
-    final_id: str | None = None
+        console.print(f"[bold yellow]warning[/]: {escape(warning)}")
+    run_dir = RunDir.at(out)
+    run_dir.prepare()
     try:
-        with progress:
-            for state, events in iterate(config, task, llm, replay_sequence=sequence):
-                writer.write(events)
-                progress.update(state, events, llm.accounting())
-                for event in events:
-                    if isinstance(event, RunFinished):
-                        final_id = event.final_id
-                        run_dir.write_text(run_dir.final_skill, state.text(event.final_id))
-                hooks.after_round(state, events, llm.accounting())
-    except StopRequested as stop:
+        with RunLock.acquire(run_dir.path):
+            session = _Session(run_dir, config, manifest, console, test_split, hooks)
+            return session.run(task, backends, concurrency)
+    except OSError as exc:
+        raise _storage_error(run_dir, exc) from None
+    except sqlite3.Error as exc:
+        raise _storage_error(run_dir, exc) from None
+
+
+def _storage_error(run_dir: RunDir, exc: OSError | sqlite3.Error) -> StraTuneError:
+    if isinstance(exc, OSError):
+        where = exc.filename or run_dir.path
+        what = exc.strerror or str(exc)
+    else:
+        where, what = run_dir.cache, str(exc)
+    return StraTuneError(
+        f"{where}: {what}; events and paid calls so far are kept: fix the disk (free space, "
+        "make it writable) and run the same command to resume"
+    )
+
+
+@attrs.define
+class _Session:
+    run_dir: RunDir
+    config: Config
+    manifest: Manifest
+    console: Console
+    test_split: str | None
+    hooks: TrainHooks
+
+    def run(self, task: Task, backends: dict[Role, Backend], concurrency: int) -> int:
+        previous = _previous_run(self.run_dir, self.manifest)
+        llm = CachedLLM.open(self.run_dir.cache, backends=backends, mode="live",
+                             concurrency=concurrency, seed=self.config.seed,
+                             batch_journal=self.run_dir.path / JOURNAL_NAME,  # batch=on safety
+                             gate=self.hooks.gate)
+        try:
+            code = self._record(task, llm, previous)
+        finally:
+            llm.close()
+        if code == EXIT_OK:
+            _checkpoint(self.run_dir)
+        return code
+
+    def _record(self, task: Task, llm: CachedLLM, previous: Manifest | None) -> int:
+        rounds = iterate(self.config, task, llm)
+        first = next(rounds)
+        finished_before = previous is not None and previous.finished
+        if not finished_before:  # a rerun of a finished run keeps it finished unless it diverges
+            self.run_dir.write_manifest(self.manifest)
+        writer = TraceWriter(self.run_dir)
+        progress = TrainProgress(self.console)
+        initial = next(e for e in first[1] if isinstance(e, SkillAdded))
+        final: tuple[str, str] | None = None
+        try:
+            with progress:
+                for state, events in itertools.chain((first,), rounds):
+                    writer.write(events)
+                    if finished_before and writer.diverged:
+                        self.run_dir.write_manifest(self.manifest)
+                        finished_before = False
+                    progress.update(state, events, llm.accounting())
+                    for event in events:
+                        if isinstance(event, RunFinished):
+                            final = (event.final_id, state.text(event.final_id))
+                            self.run_dir.write_text(self.run_dir.final_skill, final[1])
+                    self.hooks.after_round(state, events, llm.accounting())
+        except StopRequested as stop:
+            _close(writer)
+            self.console.print(f"[yellow]stopped[/]: {escape(str(stop))}")
+            return EXIT_STOPPED
+        except KeyboardInterrupt:
+            _close(writer)
+            self.console.print(f"[yellow]stopped[/]: {len(writer.lines)} events kept in "
+                               f"{escape(str(self.run_dir.events))}; run the same command again to resume "
+                               "from the cache")
+            return EXIT_INTERRUPTED
+        except LLMError as exc:
+            _close(writer)
+            self.console.print(f"[red]model call failed[/]: {escape(scrub(str(exc)))}")
+            self.console.print("events and paid calls so far are kept; run the same command to "
+                               "resume")
+            return EXIT_FAILED
+        except BaseException:
+            _close(writer)
+            raise
+        writer.finish()
+        assert final is not None
+        unchanged = previous is not None and previous.finished and not writer.diverged
+        self._save_usage(llm, unchanged)
+        if not unchanged:  # else the recorded manifest already describes exactly this run
+            self.run_dir.write_manifest(attrs.evolve(
+                self.manifest, events=len(writer.lines), event_digest=writer.digest.hexdigest(),
+                finished=True, final_id=final[0]))
+        self.console.print(writer.report.describe())
+        if self.test_split is not None:
+            skills = {initial.skill_id: initial.text, final[0]: final[1]}
+            try:
+                _evaluate_into(self.run_dir, task, llm, self.config, self.test_split, skills,
+                               self.console)
+            except StopRequested as stop:
+                self.console.print(f"[yellow]stopped[/] during the test evaluation: "
+                                   f"{escape(str(stop))}")
+                return EXIT_STOPPED
+            self._save_usage(llm, unchanged)
+        return EXIT_OK
+
+    def _save_usage(self, llm: CachedLLM, unchanged: bool) -> None:
+        """usage.json is what the session that completed the run paid and read from the cache;
+        a rerun of a finished run that paid for nothing leaves the original figures in place."""
+        accounting = llm.accounting()
+        if unchanged and accounting.total().paid_calls == 0 and self.run_dir.usage.is_file():
+            return
+        self.run_dir.write_json(self.run_dir.usage, accounting.to_dict())
+
+
+def _close(writer: TraceWriter) -> None:
+    """Close the log after a failure without letting a second failure (a full disk refusing
+    the final flush) hide the first."""
+    with contextlib.suppress(OSError):
         writer.close()
-        llm.close()
-        console.print(f"[yellow]stopped[/]: {stop}")
-        return EXIT_STOPPED
-    except KeyboardInterrupt:
-        writer.close()
-        llm.close()
-        console.print(f"[yellow]stopped[/]: {len(writer.lines)} events kept in {run_dir.events}; "
-                      "run the same command again to resume from the cache")
-        return EXIT_INTERRUPTED
-    except LLMError as exc:
-        writer.close()
-        llm.close()
-        console.print(f"[red]model call failed[/]: {exc}")
-        console.print("events and paid calls so far are kept; run the same command to resume")
-        return EXIT_FAILED
-    except BaseException:
-        writer.close()
-        llm.close()
-        raise
-    writer.finish()
-    run_dir.write_json(run_dir.usage, llm.accounting().to_dict())
-    done = attrs.evolve(manifest, events=len(writer.lines), event_digest=writer.digest.hexdigest(),
-                        finished=True, final_id=final_id)
-    run_dir.write_manifest(done)
-    console.print(writer.report.describe())
+
+
+def _previous_run(run_dir: RunDir, manifest: Manifest) -> Manifest | None:
+    """The run already in the directory, if it is this one. A different run is refused unless
+    it spent nothing (no events, no cached call): a command that failed before its first
+    call, such as one with too small a budget, does not block the corrected command."""
+    if not run_dir.exists():
+        return None
+    recorded = run_dir.read_manifest()
+    wanted = manifest.run_identity()
+    held = recorded.run_identity()
+    differing = sorted(k for k in wanted if held.get(k) != wanted[k])
+    if not differing:
+        return recorded
+    if not run_dir.read_lines() and _cached_calls(run_dir) == 0:
+        return None
+    extra = ""
+    if "config" in differing:
+        fields = sorted(k for k in wanted["config"] if held["config"].get(k) != wanted["config"][k])
+        extra = f" (config fields: {', '.join(fields)})"
+    raise StraTuneError(
+        f"{run_dir.path} holds a different run: {', '.join(differing)} differ{extra}; "
+        "repeat the original command to resume it, or choose another --out"
+    )
+
+
+def _cached_calls(run_dir: RunDir) -> int:
     try:
-        if test_split is not None and final_id is not None:
-            _evaluate_into(run_dir, task, llm, config, test_split, writer, final_id, console)
-    except StopRequested as stop:
-        console.print(f"[yellow]stopped[/] during the test evaluation: {stop}")
-        return EXIT_STOPPED
+        reader = CacheReader(run_dir.cache)
+    except CacheNotFound:
+        return 0
+    try:
+        return len(reader)
     finally:
-        llm.close()
-        _checkpoint(run_dir.cache)
-    return EXIT_OK
+        reader.close()
 
 
-def _checkpoint(cache: Path) -> None:
+def _checkpoint(run_dir: RunDir) -> None:
     """Fold SQLite's write-ahead log into cache.db, so the file alone holds every call (a trace
-    committed without its -wal file must still replay). Connections the cache opened in its
-    worker thread may outlive `close()`; an idle connection does not block the checkpoint."""
-    db = cache / "cache.db"
+    committed without its -wal file must still replay)."""
+    db = run_dir.cache / "cache.db"
     if not db.is_file():
         return
     connection = sqlite3.connect(db)
@@ -125,18 +233,13 @@ def _checkpoint(cache: Path) -> None:
 
 
 def _evaluate_into(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config, split: str,
-                   writer: TraceWriter, final_id: str, console: Console) -> None:
-    texts = {}
-    for line in writer.lines[:2]:  # RunStarted, then the initial skill's SkillAdded
-        data = json.loads(line)
-        if data.get("_type") == "SkillAdded":
-            texts[data["skill_id"]] = run_dir.read_blob(data["skill_id"])
-    texts[final_id] = run_dir.final_skill.read_text(encoding="utf-8")
+                   skills: dict[str, str], console: Console) -> None:
     scores: dict[str, float] = {}
     solved: dict[str, int] = {}
     n = 0
-    for skill_id, text in texts.items():
-        result = score_with_bar(task, text, llm, config.target_model, console, split=split,
+    counted = Labelled(llm, CallKind.TEST_EVALUATION)
+    for skill_id, text in skills.items():
+        result = score_with_bar(task, text, counted, config.target_model, console, split=split,
                                 label=f"{split} {skill_id[:8]}")
         scores[skill_id], solved[skill_id], n = result.mean, result.solved, result.n
         console.print(f"{split} score of {skill_id[:8]}: {result.mean:.3f} "
@@ -145,90 +248,4 @@ def _evaluate_into(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config, 
                                             "solved": solved})
 
 
-def _check_same_run(run_dir: RunDir, manifest: Manifest) -> None:
-    recorded = run_dir.read_manifest().run_identity()
-    wanted = manifest.run_identity()
-    differing = sorted(k for k in wanted if recorded.get(k) != wanted[k])
-    if differing:
-        extra = ""
-        if "config" in differing:
-            fields = sorted(k for k in wanted["config"]
-                            if recorded["config"].get(k) != wanted["config"][k])
-            extra = f" (config fields: {', '.join(fields)})"
-        raise StraTuneError(
-            f"{run_dir.path} holds a different run: {', '.join(differing)} differ{extra}; "
-            "repeat the original command to resume it, or choose another --out"
-        )
-
-
-@contextmanager
-def _private_cache(run_dir: RunDir) -> Iterator[Path]:
-    """A copy of the trace's cache, so replaying a committed trace leaves its files untouched."""
-    if not run_dir.cache.is_dir():
-        raise TraceError(f"{run_dir.cache}: missing; the trace carries no model-call cache")
-    with tempfile.TemporaryDirectory(prefix="stratune-replay-") as tmp:
-        copy = Path(tmp) / "cache"
-        shutil.copytree(run_dir.cache, copy)
-        yield copy
-
-
-def replay(path: str | Path, console: Console) -> int:
-    """Exit 0 only when the recomputed events equal the recorded ones, line for line."""
-    run_dir = RunDir.at(path)
-    manifest = run_dir.read_manifest()
-    if not manifest.finished:
-        raise TraceError(f"{run_dir.manifest}: the run did not finish; resume it with "
-                         "`stratune train` (same command) before replaying")
-    recorded = run_dir.read_lines()
-    if digest_of(recorded) != manifest.event_digest or len(recorded) != manifest.events:
-        console.print(f"[yellow]note[/]: {run_dir.events} does not match the manifest's digest; "
-                      "recomputing to find the first differing event")
-    task = models.load_task(manifest.task)
-    n = 0
-    with _private_cache(run_dir) as cache, CachedLLM.open(cache, backends={}, mode="replay") as llm:
-        try:
-            for _, events in iterate(manifest.config, task, llm,
-                                     replay_sequence=manifest.replay_sequence):
-                for event in events:
-                    line = event_to_line(event)
-                    n += 1
-                    if n > len(recorded) or recorded[n - 1] != line:
-                        console.print(f"[red]replay FAILED[/]: {_difference(n, recorded, line)}")
-                        return EXIT_FAILED
-        except CacheMiss as exc:
-            console.print(f"[red]replay FAILED[/] at event {n + 1}: the recomputed run made a "
-                          f"model call the trace's cache does not hold: {exc}")
-            return EXIT_FAILED
-    if n != len(recorded):
-        console.print(f"[red]replay FAILED[/]: the recomputed run has {n} events, the trace "
-                      f"{len(recorded)}; event {n + 1} onwards is extra in {run_dir.events}")
-        return EXIT_FAILED
-    digest = digest_of(recorded)
-    if digest != manifest.event_digest:
-        console.print(f"[red]replay FAILED[/]: events match but the manifest records digest "
-                      f"{manifest.event_digest}, the events hash to {digest}")
-        return EXIT_FAILED
-    console.print(f"[green]replay OK[/]: {n} events recomputed offline; digest {digest} matches")
-    return EXIT_OK
-
-
-def _difference(n: int, recorded: list[str], line: str) -> str:
-    new = json.loads(line)
-    head = f"event {n} ({new.get('_type')}" + (f", round {new['round']})" if "round" in new else ")")
-    if n > len(recorded):
-        return f"{head} was recomputed but the trace ends after {len(recorded)} events"
-    try:
-        old = json.loads(recorded[n - 1])
-    except json.JSONDecodeError:
-        return f"{head}: the recorded line is not JSON (the trace was edited)"
-    if old.get("_type") != new.get("_type"):
-        return f"{head}: the trace has a {old.get('_type')} event there"
-    fields = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    shown = "; ".join(f"{k}: recorded {_short(old.get(k))}, recomputed {_short(new.get(k))}"
-                      for k in fields[:3])
-    return f"{head} differs in {shown}"
-
-
-def _short(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_STOPPED", "replay", "train"]

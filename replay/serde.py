@@ -1,28 +1,30 @@
 """The trace converter: events as tagged JSON lines, skill texts as blobs, the manifest.
 
-Built on the core's private cattrs converter (`stratune_core.serde`), with the `Event` union
-registered once under the "_type" tag. A `SkillAdded` line carries `text_blob` (the blob id =
-the skill id = the content hash of the text) instead of the text, so each text is stored once.
-Every line is canonical JSON (sorted keys, no spaces), which is what the event digest covers.
+Built by the core's `make_converter` with the `Event` union tagged under "_type" at
+construction. A `SkillAdded` line carries `text_blob` (the blob id = the skill id = the content
+hash of the text) instead of the text, so each text is stored once. Every line is canonical
+JSON (sorted keys, no spaces), which is what the event digest covers.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import attrs
 import cattrs
 import xxhash
 from attrs import field, frozen
-from cattrs.v import format_exception
 
-from stratune_core import serde as core_serde
 from stratune_core.config import Config
 from stratune_core.enums import Strategy
 from stratune_core.errors import StraTuneError
 from stratune_core.events import Event, SkillAdded
 from stratune_core.ids import text_id
+from stratune_core.selectors.scripted import ReplaySequence
+from stratune_core.serde import make_converter, one_line
 
 FORMAT_VERSION = 1
 TEXT_BLOB = "text_blob"
@@ -32,16 +34,10 @@ class TraceError(StraTuneError):
     """A trace file is missing, malformed or does not match its manifest."""
 
 
-_registered = False
-
-
-def _ensure_registered() -> None:
-    # The converter is the core's; the Event union is a shell concern, registered on first use
-    # rather than at import so importing this module has no side effect.
-    global _registered
-    if not _registered:
-        core_serde.register_tagged_union(Event)
-        _registered = True
+@functools.cache
+def trace_converter() -> cattrs.Converter:
+    """Built on first use (importing this module builds nothing), then only read."""
+    return make_converter(tagged_unions=(Event,))
 
 
 def canonical_json(data: Any) -> str:
@@ -53,8 +49,7 @@ def canonical_json(data: Any) -> str:
 
 def event_to_data(event: Event) -> dict[str, Any]:
     """The JSON-ready dict of one event, skill texts replaced by their blob id."""
-    _ensure_registered()
-    data = core_serde.unstructure(event, Event)
+    data = trace_converter().unstructure(event, Event)
     if isinstance(event, SkillAdded):
         data.pop("text")
         data[TEXT_BLOB] = event.skill_id
@@ -69,24 +64,25 @@ def event_from_line(
     line: str, read_blob: Callable[[str], str], *, where: str = "events.jsonl"
 ) -> Event:
     """Parse one line; `read_blob(id)` returns a skill text. Errors name `where` and the field."""
-    _ensure_registered()
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise TraceError(f"{where}: not JSON ({exc.msg}); the trace is damaged") from None
-    if not isinstance(data, dict):
-        raise TraceError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    data = _json_object(line, where, note="; the trace is damaged")
     if data.get("_type") == "SkillAdded" and TEXT_BLOB in data:
         blob = data.pop(TEXT_BLOB)
         data["text"] = read_blob(str(blob))
     try:
-        return core_serde.structure(data, Event)  # type: ignore[arg-type]
+        return trace_converter().structure(data, Event)  # type: ignore[arg-type]
     except Exception as exc:  # cattrs raises several error types; all become one line
-        raise TraceError(f"{where}: {_one_line(exc)}") from None
+        raise TraceError(f"{where}: {one_line(exc)}") from None
 
 
-def events_to_lines(events: Iterable[Event]) -> list[str]:
-    return [event_to_line(e) for e in events]
+def _json_object(text: str, where: str, *, note: str = "") -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = f" line {exc.lineno}:" if "\n" in text.strip() else ""
+        raise TraceError(f"{where}:{line} not JSON ({exc.msg}){note}") from None
+    if not isinstance(data, dict):
+        raise TraceError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    return data
 
 
 # ---- digest -------------------------------------------------------------------------------
@@ -148,6 +144,7 @@ class Manifest:
     seed: int
     profile: str = "paper"
     config: Config
+    # A `replay:` selector's recorded sequence; the config keeps only the selector's spelling.
     replay_sequence: tuple[Strategy, ...] = field(default=(), converter=tuple)
     packages: tuple[Package, ...] = field(default=(), converter=tuple)
     git_revision: str | None = None
@@ -164,7 +161,7 @@ class Manifest:
 
 
 def manifest_to_data(manifest: Manifest) -> dict[str, Any]:
-    return core_serde.unstructure(manifest)
+    return trace_converter().unstructure(manifest)
 
 
 def manifest_to_json(manifest: Manifest) -> str:
@@ -172,47 +169,18 @@ def manifest_to_json(manifest: Manifest) -> str:
 
 
 def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TraceError(f"{where}: line {exc.lineno}: not JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise TraceError(f"{where}: expected a JSON object")
+    data = _json_object(text, where)
     if data.get("format") != FORMAT_VERSION:
         raise TraceError(
             f"{where}: format {data.get('format')!r} is not {FORMAT_VERSION}; "
             "record the run again with this version of stratune"
         )
     try:
-        return core_serde.structure(data, Manifest)
+        manifest = trace_converter().structure(data, Manifest)
     except Exception as exc:
-        raise TraceError(f"{where}: {_one_line(exc)}") from None
-
-
-def config_from_data(data: Any, base: Config, *, where: str) -> Config:
-    """`base` with the fields of the JSON object `data` replaced; unknown keys are errors."""
-    if not isinstance(data, dict):
-        raise TraceError(f"{where}: expected a JSON object of Config fields")
-    merged = {**core_serde.unstructure(base), **data}
-    try:
-        return core_serde.structure(merged, Config)
-    except Exception as exc:
-        raise TraceError(f"{where}: {_one_line(exc)}") from None
-
-
-def _format(exc: BaseException, type_: Any) -> str:
-    if isinstance(exc, StraTuneError):  # a validator's own message already says what to do
-        return str(exc)
-    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
-        names = ", ".join(repr(name) for name in sorted(exc.extra_fields))
-        return f"unknown field(s) {names}: remove or fix them"
-    return format_exception(exc, type_)
-
-
-def _one_line(exc: BaseException) -> str:
-    """cattrs' nested errors flattened into 'what @ $.path' parts; else the message."""
-    if isinstance(exc, cattrs.BaseValidationError):
-        return "; ".join(cattrs.transform_error(exc, format_exception=_format)) or str(exc)
-    if isinstance(exc, StraTuneError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+        raise TraceError(f"{where}: {one_line(exc)}") from None
+    selector = manifest.config.selector
+    if isinstance(selector, ReplaySequence):  # the recorded sequence rejoins its selector
+        selector = attrs.evolve(selector, strategies=manifest.replay_sequence)
+        manifest = attrs.evolve(manifest, config=manifest.config.replace(selector=selector))
+    return manifest

@@ -9,7 +9,7 @@ from typing import Any
 from attrs import frozen
 from rich.console import Console, RenderableType
 
-from replay.serde import Manifest, TraceError
+from replay.serde import Manifest
 from replay.trace import RunDir
 from replay.viewer import build_view, candidate_detail, round_detail, summary
 from replay.viewer.model import RunView
@@ -28,9 +28,7 @@ class LoadedRun:
 
 def load_run(path: str | Path) -> LoadedRun:
     run_dir = RunDir.at(path)
-    if not run_dir.events.is_file():
-        raise TraceError(f"{run_dir.events}: not found; is {run_dir.path} a StraTune run directory?")
-    manifest = run_dir.read_manifest() if run_dir.exists() else None
+    manifest = run_dir.read_manifest()  # a run directory always has one, from its start
     _, events = run_dir.read_events()
     return LoadedRun(view=build_view(events), manifest=manifest,
                      usage=run_dir.read_json(run_dir.usage),

@@ -1,4 +1,4 @@
-"""The run directory, which is also the trace (SPEC §8).
+"""The run directory, which is also the trace (docs/design.md, "Traces and serialization").
 
     manifest.json      config, task, model specs, seed, package versions, git revision, digest
     events.jsonl       one canonical event per line, appended, flushed and fsynced per round
@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from replay.serde import (
     manifest_from_json,
     manifest_to_json,
 )
+from stratune_core.errors import StraTuneError
 from stratune_core.events import Event, SkillAdded
 
 MANIFEST = "manifest.json"
@@ -86,12 +88,23 @@ class RunDir:
     def exists(self) -> bool:
         return self.manifest.is_file()
 
+    def prepare(self) -> None:
+        """Create the directory for `train`; a path that cannot hold a run is a one-line error."""
+        if self.path.exists() and not self.path.is_dir():
+            raise StraTuneError(f"--out {self.path}: is a file, not a directory; give a run "
+                                "directory (it is created if missing)")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StraTuneError(f"--out {self.path}: cannot create the run directory "
+                                f"({exc.strerror}); choose a writable place") from None
+
     # ---- reading --------------------------------------------------------------------------
 
     def read_manifest(self) -> Manifest:
         if not self.manifest.is_file():
             raise TraceError(f"{self.manifest}: not found; is {self.path} a StraTune run directory?")
-        return manifest_from_json(self.manifest.read_text(encoding="utf-8"), where=str(self.manifest))
+        return manifest_from_json(_read_text(self.manifest), where=str(self.manifest))
 
     def read_blob(self, blob_id: str) -> str:
         path = self.blob(blob_id)
@@ -99,7 +112,7 @@ class RunDir:
             text = gzip.decompress(path.read_bytes()).decode("utf-8")
         except FileNotFoundError:
             raise TraceError(f"{path}: missing skill text; the trace is incomplete") from None
-        except (OSError, EOFError, UnicodeDecodeError) as exc:
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
             raise TraceError(f"{path}: unreadable ({exc}); the trace is damaged") from None
         return check_blob(blob_id, text, where=str(path))
 
@@ -109,7 +122,8 @@ class RunDir:
             return []
         data = self.events.read_bytes()
         end = data.rfind(b"\n") + 1
-        return data[:end].decode("utf-8").splitlines()
+        return [_utf8(line, self.events, i)
+                for i, line in enumerate(data[:end].split(b"\n")[:-1], start=1)]
 
     def read_events(self) -> tuple[list[str], tuple[Event, ...]]:
         lines = self.read_lines()
@@ -123,14 +137,16 @@ class RunDir:
         if not path.is_file():
             return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            return json.loads(_read_text(path))
         except json.JSONDecodeError as exc:
             raise TraceError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
 
     # ---- writing --------------------------------------------------------------------------
 
     def write_manifest(self, manifest: Manifest) -> None:
-        _atomic_write(self.manifest, manifest_to_json(manifest).encode("utf-8") + b"\n")
+        text = manifest_to_json(manifest)
+        json.loads(text, parse_constant=_not_finite)  # NaN or Infinity would not be JSON
+        _atomic_write(self.manifest, text.encode("utf-8") + b"\n")
 
     def write_blob(self, blob_id: str, text: str) -> None:
         path = self.blob(blob_id)
@@ -148,11 +164,46 @@ class RunDir:
 
 def _atomic_write(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk leaves the old file, never a half-written one
+        tmp.unlink(missing_ok=True)
+        raise _naming(exc, path) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """The error with the file it concerns (a failed flush or close does not say)."""
+    return exc if exc.filename else OSError(exc.errno, exc.strerror or str(exc), str(path))
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise TraceError(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); the file "
+                         "is damaged") from None
+
+
+def _utf8(line: bytes, path: Path, lineno: int) -> str:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}:{lineno}: not UTF-8 (byte 0x{line[exc.start]:02x} at column "
+                         f"{exc.start + 1}); the trace is damaged") from None
+
+
+def _not_finite(name: str) -> Any:
+    raise StraTuneError(f"manifest: a value is {name}; every number in a run's configuration "
+                        "must be finite (check --config and the flags)")
 
 
 @frozen(kw_only=True)
@@ -190,6 +241,11 @@ class TraceWriter:
         self._diverged_at: int | None = None
 
     @property
+    def diverged(self) -> bool:
+        """The rerun produced an event the log did not hold: the log was rewritten from there."""
+        return self._diverged_at is not None
+
+    @property
     def report(self) -> ResumeReport:
         matched = len(self.lines) if self._diverged_at is None else self._diverged_at - 1
         return ResumeReport(previous=len(self._previous), matched=min(matched, len(self._previous)),
@@ -212,9 +268,12 @@ class TraceWriter:
                 self._fh.truncate(self._offset_of[index])  # appends continue from here
             pending.append(line.encode("utf-8") + b"\n")
         if pending:
-            self._fh.write(b"".join(pending))
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
+            try:
+                self._fh.write(b"".join(pending))
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            except OSError as exc:
+                raise _naming(exc, self.run_dir.events) from None
 
     def finish(self) -> None:
         """The run completed: drop recorded lines the rerun did not produce, then close."""

@@ -8,17 +8,27 @@ order, which keeps runs reproducible without spending a random draw on a tie.
 
 from __future__ import annotations
 
+import enum
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
 from attrs import frozen
 
 from stratune_core.enums import Strategy
 from stratune_core.errors import ConfigError
-from stratune_core.history import History
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from stratune_core.history import History
 
 ARMS: tuple[Strategy, ...] = (Strategy.I1, Strategy.I2, Strategy.I3)
-KINDS = ("epsilon_greedy", "ucb1", "thompson")
+
+
+class BanditKind(enum.StrEnum):
+    EPSILON_GREEDY = "epsilon_greedy"  # epsilon = Config.bandit_epsilon
+    UCB1 = "ucb1"
+    THOMPSON = "thompson"  # Beta(1, 1) prior
 
 
 @frozen(kw_only=True)
@@ -52,21 +62,22 @@ def _argmax(values: list[float]) -> Strategy:
 
 
 def choose_bandit(
-    kind: str, *, history: History, rng: np.random.Generator, epsilon: float = 0.1
+    kind: BanditKind | str, *, history: History, rng: np.random.Generator, epsilon: float = 0.1
 ) -> Strategy:
-    if kind not in KINDS:
-        raise ConfigError(f"selector: unknown bandit {kind!r}; use one of {', '.join(KINDS)}")
+    if kind not in BanditKind.__members__.values():
+        names = ", ".join(k.value for k in BanditKind)
+        raise ConfigError(f"selector: unknown bandit {kind!r}; use one of {names}")
     if not 0.0 <= epsilon <= 1.0:
         raise ConfigError(f"bandit_epsilon: must be in [0, 1], got {epsilon!r}")
     stats = arm_stats(history)
     for arm in ARMS:
         if stats[arm].pulls == 0:
             return arm
-    if kind == "epsilon_greedy":
+    if kind == BanditKind.EPSILON_GREEDY:
         if rng.random() < epsilon:
             return ARMS[int(rng.integers(len(ARMS)))]
         return _argmax([stats[a].mean for a in ARMS])
-    if kind == "ucb1":
+    if kind == BanditKind.UCB1:
         total = sum(s.pulls for s in stats.values())
         return _argmax(
             [stats[a].mean + math.sqrt(2.0 * math.log(total) / stats[a].pulls) for a in ARMS]

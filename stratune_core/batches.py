@@ -1,4 +1,4 @@
-"""The N_Q stratified training batches (SPEC §6)."""
+"""The N_Q stratified training batches (paper §3; docs/design.md, "The round")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The execution budget B and admission control (SPEC §5).
+"""The execution budget B and admission control (docs/design.md, "Budget").
 
 Spending is logical: one unit per new (skill, sample) pair, whether or not the model call was
 served by a cache, so a replay spends exactly what the recorded run spent. A group of

@@ -11,7 +11,7 @@ import numpy as np
 from attrs import frozen
 
 from stratune_core.context import Env
-from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
+from stratune_core.enums import Form, Purpose, Reason, Stage, Strategy, Verdict
 from stratune_core.evaluation import Outcome, screen, validate
 from stratune_core.events import (
     CandidateDecided,
@@ -22,7 +22,6 @@ from stratune_core.events import (
 )
 from stratune_core.execute import execute_groups
 from stratune_core.history import HistoryEntry
-from stratune_core.refinement import Refinement
 from stratune_core.sets import screening_set, validation_set
 from stratune_core.state import State
 
@@ -42,53 +41,46 @@ class Evaluated:
     screening: Outcome | None
 
 
+Staged = tuple[State, tuple[Event, ...], Outcome | None]
+Decided = tuple[State, tuple[Event, ...], Evaluated]
+
+
 def _run_stage(
-    state: State,
-    env: Env,
-    sub: Submission,
-    ref: str,
-    ids: tuple[str, ...],
-    stage: Stage,
-    events: list[Event],
-) -> tuple[State, Outcome | None]:
+    state: State, env: Env, sub: Submission, ref: str, ids: tuple[str, ...], stage: Stage
+) -> Staged:
+    """Execute reference and candidate on `ids` and apply the stage's rule; None if unaffordable."""
     state, charged, admitted = execute_groups(
-        state, env, [(ref, ids), (sub.candidate_id, ids)], purpose=stage.value
+        state, env, [(ref, ids), (sub.candidate_id, ids)], purpose=Purpose(stage.value)
     )
-    events.extend(charged)
     if not admitted:
         cost = len(state.ledger.missing(ref, ids)) + len(state.ledger.missing(sub.candidate_id, ids))
-        events.append(
-            CandidateUnaffordable(
-                round=state.round,
-                candidate_id=sub.candidate_id,
-                stage=stage,
-                cost=cost,
-                remaining=state.budget.remaining_before_reserve,
-            )
+        unaffordable = CandidateUnaffordable(
+            round=state.round,
+            candidate_id=sub.candidate_id,
+            stage=stage,
+            cost=cost,
+            remaining=state.budget.remaining_before_reserve,
         )
-        return state, None
+        return state, (*charged, unaffordable), None
     base = state.ledger.scores(ref, ids)
     cand = state.ledger.scores(sub.candidate_id, ids)
     rule = screen if stage is Stage.SCREENING else validate
     outcome = rule(base, cand, config=env.config, eps0=env.eps0, success_threshold=env.threshold)
-    events.append(
-        StageResult(
-            round=state.round,
-            candidate_id=sub.candidate_id,
-            reference_id=ref,
-            outcome=outcome,
-            sample_ids=ids,
-        )
+    result = StageResult(
+        round=state.round,
+        candidate_id=sub.candidate_id,
+        reference_id=ref,
+        outcome=outcome,
+        sample_ids=ids,
     )
-    return state, outcome
+    return state, (*charged, result), outcome
 
 
 def evaluate_candidate(
     state: State, env: Env, sub: Submission, rng: np.random.Generator
-) -> tuple[State, tuple[Event, ...], Evaluated]:
+) -> Decided:
     cfg = env.config
     ref = state.current_id
-    events: list[Event] = []
     q_s = screening_set(
         rng,
         samples=env.train,
@@ -105,10 +97,10 @@ def evaluate_candidate(
         theme=sub.theme,
     )
     if not q_s:
-        return _decide(state, events, HistoryEntry(
+        return _decide(state, (), HistoryEntry(
             **entry_base, verdict=Verdict.REJECTED_SCREENING, reasons=(Reason.EMPTY_SET,)
         ), None)
-    state, s_out = _run_stage(state, env, sub, ref, q_s, Stage.SCREENING, events)
+    state, events, s_out = _run_stage(state, env, sub, ref, q_s, Stage.SCREENING)
     if s_out is None:
         entry = HistoryEntry(**entry_base, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,))
         return _decide(state, events, entry, None)
@@ -125,15 +117,17 @@ def evaluate_candidate(
             state = state.evolve(saved=(*state.saved, sub.candidate_id))
         return _decide(state, events, entry, s_out)
     if cfg.validation:
-        size = cfg.validation_size(len(env.train))
-        q_v = validation_set(rng, samples=env.train, exclude=sub.exclude | set(q_s), size=size)
+        q_v = validation_set(
+            rng, samples=env.train, exclude=sub.exclude | set(q_s), size=env.shape.validation
+        )
         if not q_v:
             entry = HistoryEntry(
                 **entry_base, **screened, verdict=Verdict.REJECTED_VALIDATION,
                 reasons=(Reason.EMPTY_SET,),
             )
             return _decide(state, events, entry, s_out)
-        state, v_out = _run_stage(state, env, sub, ref, q_v, Stage.VALIDATION, events)
+        state, validated, v_out = _run_stage(state, env, sub, ref, q_v, Stage.VALIDATION)
+        events = (*events, *validated)
         if v_out is None:
             # It passed screening but validation cannot be paid for: keep it for final selection.
             state = state.evolve(saved=(*state.saved, sub.candidate_id))
@@ -152,36 +146,34 @@ def evaluate_candidate(
         )
     else:
         entry = HistoryEntry(**entry_base, **screened, verdict=Verdict.ACCEPTED)
-    state = _accept(state, env, sub.candidate_id, events)
-    return _decide(state, events, entry, s_out)
+    state, replaced = _accept(state, sub.candidate_id)
+    return _decide(state, (*events, *replaced), entry, s_out)
 
 
-def _accept(state: State, env: Env, candidate_id: str, events: list[Event]) -> State:
+def _accept(state: State, candidate_id: str) -> tuple[State, tuple[Event, ...]]:
     epoch = state.round // len(state.batches)
     per_epoch = list(state.accepted_per_epoch) + [0] * (epoch + 1 - len(state.accepted_per_epoch))
     per_epoch[epoch] += 1
-    events.append(SkillReplaced(round=state.round, previous_id=state.current_id, current_id=candidate_id))
+    event = SkillReplaced(round=state.round, previous_id=state.current_id, current_id=candidate_id)
     saved = state.saved if candidate_id in state.saved else (*state.saved, candidate_id)
-    # s~ is re-initialised from the new current skill when refinement resumes.
-    refinement = Refinement() if state.refinement.started else state.refinement
-    return state.evolve(
+    refinement = state.refinement.restart() if state.refinement.started else state.refinement
+    state = state.evolve(
         current_id=candidate_id,
         saved=saved,
         accepted_per_epoch=tuple(per_epoch),
         refinement=refinement,
     )
+    return state, (event,)
 
 
 def _decide(
-    state: State, events: list[Event], entry: HistoryEntry, screening: Outcome | None
-) -> tuple[State, tuple[Event, ...], Evaluated]:
-    events.append(
-        CandidateDecided(
-            round=state.round,
-            candidate_id=entry.candidate_id,
-            verdict=entry.verdict,
-            reasons=entry.reasons,
-        )
+    state: State, events: tuple[Event, ...], entry: HistoryEntry, screening: Outcome | None
+) -> Decided:
+    decided = CandidateDecided(
+        round=state.round,
+        candidate_id=entry.candidate_id,
+        verdict=entry.verdict,
+        reasons=entry.reasons,
     )
     state = state.evolve(history=state.history.add_entry(entry))
-    return state, tuple(events), Evaluated(entry=entry, screening=screening)
+    return state, (*events, decided), Evaluated(entry=entry, screening=screening)

@@ -1,130 +1,139 @@
 """One frozen `Config` with every knob. Defaults are the paper's values (profile `paper`);
-the released code's variants form the named profile `released` (SPEC §4.5-4.7,
-notes/official_stratune.md §4, §9). No module reads a global: the config is passed down.
+the released code's variants form the named profile `released` (docs/design.md, "Profiles").
+No module reads a global: the config is passed down.
+
+Every field is checked at construction (type, range, finiteness), and fields that depend on
+each other are checked together, so a wrong value is a one-line `ConfigError` naming the field
+before anything is spent. The ablation fields keep their command-line spellings as input
+(`selector="fixed:I1"`) and hold typed records.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import attrs
 from attrs import field, frozen
 
-from stratune_core.enums import Form, Strategy
-from stratune_core.errors import ConfigError
-
-SELECTORS = (
-    "llm",
-    "fixed:I1",
-    "fixed:I2",
-    "fixed:I3",
-    "random",
-    "rotation",
-    "once",
-    "bandit:epsilon_greedy",
-    "bandit:ucb1",
-    "bandit:thompson",
+from stratune_core.config_checks import (
+    Validator,
+    flag,
+    integer,
+    naming,
+    non_empty_text,
+    number,
+    to_float,
 )
+from stratune_core.enums import Form, FormMenu
+from stratune_core.errors import ConfigError
+from stratune_core.operators import Operator, to_form_menu, to_operator
+from stratune_core.selectors.adaptive import LLMSelector
+from stratune_core.selectors.base import Selector
+from stratune_core.selectors.registry import to_selector
+
+UNIT = number(0.0, 1.0)  # a fraction, a score difference or a probability
 
 
-def _check_selector(_inst: object, _attr: attrs.Attribute, value: str) -> None:
-    if value in SELECTORS or value.startswith("replay:"):
-        return
-    raise ConfigError(
-        f"selector: unknown value {value!r}; use one of {', '.join(SELECTORS)} or replay:<trace>"
-    )
+def _int(default: int | None, low: int, high: int | None = None) -> Any:
+    """A whole-number field in [low, high]; one whose default is None may be None."""
+    return field(default=default, validator=integer(low, high, optional=default is None))
 
 
-def _check_forms(_inst: object, _attr: attrs.Attribute, value: str) -> None:
-    if value in ("all", "F4"):
-        return
-    raise ConfigError(f"forms: unknown value {value!r}; use 'all' or 'F4'")
+def _float(default: float | None, validator: Validator) -> Any:
+    return field(default=default, converter=to_float, validator=validator)
 
 
-def _check_operator(_inst: object, _attr: attrs.Attribute, value: str | None) -> None:
-    if value is None:
-        return
-    parts = value.split("+")
-    if (
-        len(parts) == 2
-        and parts[0] in Strategy.__members__
-        and parts[1] in Form.__members__
-    ):
-        return
-    raise ConfigError(f"operator: {value!r} is not STRATEGY+FORM such as 'I3+F3'")
-
-
-def _positive(_inst: object, attr: attrs.Attribute, value: float) -> None:
-    if value is not None and value <= 0:
-        raise ConfigError(f"{attr.name}: must be > 0, got {value!r}")
-
-
-def _non_negative(_inst: object, attr: attrs.Attribute, value: float) -> None:
-    if value is not None and value < 0:
-        raise ConfigError(f"{attr.name}: must be >= 0, got {value!r}")
+def _flag(default: bool) -> Any:
+    return field(default=default, validator=flag)
 
 
 @frozen(kw_only=True)
 class Config:
     # --- run ------------------------------------------------------------------------------
-    seed: int = field(default=0, validator=_non_negative)  # numpy SeedSequence needs >= 0
-    target_model: str = "target"
-    optimizer_model: str = "optimizer"
-    budget: int | None = field(default=None, validator=_positive)  # None: multiplier * |train|
-    budget_multiplier: float = field(default=6.0, validator=_positive)
-    n_batches: int = field(default=16, validator=_positive)  # N_Q
-    max_rounds: int | None = field(default=None, validator=_positive)
+    seed: int = _int(0, 0)  # numpy SeedSequence needs >= 0
+    target_model: str = field(default="target", validator=non_empty_text)
+    optimizer_model: str = field(default="optimizer", validator=non_empty_text)
+    budget: int | None = _int(None, 1)  # None: multiplier * |train|
+    budget_multiplier: float = _float(6.0, number(0.0, low_open=True))
+    n_batches: int = _int(16, 1)  # N_Q
+    max_rounds: int | None = _int(None, 1)
 
     # --- candidate evaluation (App. B) ------------------------------------------------------
-    eps0: float | None = field(default=None, validator=_non_negative)  # None: the task's floor
-    eps_v: float = field(default=0.01, validator=_non_negative)
-    delta: float = field(default=0.10, validator=_positive)
-    z: float = field(default=1.2816, validator=_positive)
-    lb_limit: float = 0.5
-    screen_solved: int = field(default=18, validator=_non_negative)
-    screen_random: int = field(default=18, validator=_non_negative)
-    validation_frac: float = field(default=0.3, validator=_positive)
-    validation_min: int = field(default=0, validator=_non_negative)  # released: 100
-    validation_max: int | None = None  # released: 300
-    validation_lb_check: bool = True  # released: no LB(D, D+U) check in validation
-    validation_floor: float = 0.0  # released: eps_v is max(eps0, 0.010)
+    eps0: float | None = _float(None, number(0.0, 1.0, optional=True))  # None: the task's floor
+    eps_v: float = _float(0.01, UNIT)
+    delta: float = _float(0.10, number(0.0, 1.0, low_open=True))
+    z: float = _float(1.2816, number(0.0, low_open=True))
+    lb_limit: float = _float(0.5, UNIT)
+    screen_solved: int = _int(18, 0)
+    screen_random: int = _int(18, 0)
+    validation_frac: float = _float(0.3, number(0.0, 1.0, low_open=True))
+    validation_min: int = _int(0, 0)  # released: 100
+    validation_max: int | None = _int(None, 1)  # released: 300
+    validation_lb_check: bool = _flag(True)  # released: no LB(D, D+U) check in validation
+    validation_floor: float = _float(0.0, UNIT)  # released: eps_v is max(eps0, 0.010)
 
     # --- saved candidates and final selection ------------------------------------------------
-    archive_cap: int | None = None  # released: 4
-    final_seats: int | None = None  # released: 2 contenders
-    final_select_frac: float = 0.6
-    final_gain_floor: float = 0.01
-    reserve: int | None = field(default=None, validator=_non_negative)  # None: min(1200, ceil(1.5 n))
+    archive_cap: int | None = _int(None, 1)  # released: 4
+    final_seats: int | None = _int(None, 1)  # released: 2 contenders
+    final_select_frac: float = _float(0.6, number(0.0, 1.0, low_open=True, high_open=True))
+    final_gain_floor: float = _float(0.01, UNIT)
+    reserve: int | None = _int(None, 0)  # None: min(1200, ceil(1.5 n))
 
     # --- strategies and forms ----------------------------------------------------------------
-    n_candidates_i1: int = field(default=1, validator=_positive)  # released: 2
-    i3_k: int = field(default=3, validator=_positive)
-    i3_submit_max: int = field(default=2, validator=_positive)
-    i3_runner_up_slack: float = 0.02
-    ranking_size: int | None = field(default=None, validator=_positive)  # None: min(64, max(32, n//12))
-    i2_advance_band: float = 0.010  # a draft becomes s~ if its screening gain >= -max(band, 1.5 eps)
-    max_edits: int = field(default=6, validator=_positive)
-    rewrite_factor: int = 4
-    rewrite_slack_chars: int = 10_000
-    max_failures_shown: int = 12
-    max_solved_offered: int = 10
-    optimizer_max_tokens: int = field(default=16384, validator=_positive)
+    n_candidates_i1: int = _int(1, 1)  # released: 2
+    i3_k: int = _int(3, 1)
+    i3_submit_max: int = _int(2, 1, 2)  # the best draft and the runner-up
+    i3_runner_up_slack: float = _float(0.02, UNIT)
+    ranking_size: int | None = _int(None, 1)  # None: min(64, max(32, n//12))
+    # a draft becomes s~ if its screening gain >= -max(band, 1.5 eps)
+    i2_advance_band: float = _float(0.010, UNIT)
+    max_edits: int = _int(6, 1)
+    rewrite_factor: int = _int(4, 1)
+    rewrite_slack_chars: int = _int(10_000, 0)
+    max_failures_shown: int = _int(12, 1)  # 0 would skip every round
+    max_solved_offered: int = _int(10, 0)
+    optimizer_max_tokens: int = _int(16384, 1)
 
     # --- released-code mechanisms ------------------------------------------------------------
-    strategy_floors: bool = False  # force an untried I2 at 35% of the budget, I3 at 50%
-    floor_i2_frac: float = field(default=0.35, validator=_non_negative)
-    floor_i3_frac: float = field(default=0.50, validator=_non_negative)
-    early_stopping: bool = False  # stop at epoch e >= 2 when epoch e-1 accepted nothing
-    max_epochs: int | None = None  # released: 4
+    strategy_floors: bool = _flag(False)  # force an untried I2 at 35% of the budget, I3 at 50%
+    floor_i2_frac: float = _float(0.35, UNIT)
+    floor_i3_frac: float = _float(0.50, UNIT)
+    early_stopping: bool = _flag(False)  # stop at epoch e >= 2 when epoch e-1 accepted nothing
+    max_epochs: int | None = _int(None, 1)  # released: 4
 
-    # --- ablations (SPEC §7) -------------------------------------------------------------------
-    selector: str = field(default="llm", validator=_check_selector)
-    forms: str = field(default="all", validator=_check_forms)
-    operator: str | None = field(default=None, validator=_check_operator)
-    history: bool = True
-    validation: bool = True
-    final_selection: bool = True
-    bandit_epsilon: float = 0.1
+    # --- ablations (paper §4.1; docs/design.md, "Ablations") ----------------------------------
+    selector: Selector = field(default=LLMSelector(), converter=naming("selector", to_selector))
+    forms: FormMenu = field(default=FormMenu.ALL, converter=naming("forms", to_form_menu))
+    operator: Operator | None = field(default=None, converter=naming("operator", to_operator))
+    history: bool = _flag(True)
+    validation: bool = _flag(True)
+    final_selection: bool = _flag(True)
+    bandit_epsilon: float = _float(0.1, UNIT)
+
+    def __attrs_post_init__(self) -> None:
+        """Checks that need two fields; each names the field to change."""
+        if self.validation_max is not None and self.validation_min > self.validation_max:
+            raise ConfigError(
+                f"validation_min: {self.validation_min} exceeds validation_max "
+                f"{self.validation_max}; lower one or raise the other", field="validation_min")
+        if self.budget is not None and self.reserve is not None and self.reserve >= self.budget:
+            raise ConfigError(
+                f"reserve: {self.reserve} executions leave nothing of budget {self.budget} for "
+                "the rounds; lower reserve or raise budget", field="reserve")
+        if self.screen_solved + self.screen_random == 0:
+            raise ConfigError(
+                "screen_random: screening needs at least one sample (screen_solved and "
+                "screen_random are both 0)", field="screen_random")
+        if self.operator is not None:
+            if not isinstance(self.selector, LLMSelector):
+                raise ConfigError(
+                    f"operator: a fixed operator ({self.operator}) also fixes the strategy, so "
+                    f"selector must stay 'llm', not '{self.selector}'", field="operator")
+            if self.forms is FormMenu.F4 and self.operator.form is not Form.F4:
+                raise ConfigError(
+                    f"operator: {self.operator} uses {self.operator.form.value} but forms is "
+                    "'F4'; use an F4 operator or forms 'all'", field="operator")
 
     # ------------------------------------------------------------------------------------------
     def budget_for(self, n_train: int) -> int:
@@ -149,12 +158,6 @@ class Config:
             return self.ranking_size
         return min(64, max(32, n_train // 12))
 
-    def fixed_operator(self) -> tuple[Strategy, Form] | None:
-        if self.operator is None:
-            return None
-        s, f = self.operator.split("+")
-        return Strategy[s], Form[f]
-
     def replace(self, **changes: object) -> Config:
         try:
             return attrs.evolve(self, **changes)
@@ -168,7 +171,7 @@ def paper() -> Config:
 
 
 def released() -> Config:
-    """The released code's variants (notes/official_stratune.md §4, §9)."""
+    """The released code's variants (docs/design.md, "Profiles")."""
     return Config(
         validation_min=100,
         validation_max=300,

@@ -10,6 +10,7 @@ from attrs import frozen
 from stratune_core.config import Config
 from stratune_core.llm import LLM
 from stratune_core.records import Sample
+from stratune_core.shape import RunShape, run_shape
 from stratune_core.task import Task
 
 
@@ -23,6 +24,7 @@ class Env:
     train_ids: tuple[str, ...]
     eps0: float
     threshold: float
+    shape: RunShape
 
     @classmethod
     def build(cls, config: Config, task: Task, llm: LLM) -> Env:
@@ -37,4 +39,5 @@ class Env:
             train_ids=tuple(s.id for s in train),
             eps0=info.eps0 if config.eps0 is None else config.eps0,
             threshold=info.success_threshold,
+            shape=run_shape(config, len(train)),
         )

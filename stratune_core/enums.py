@@ -65,3 +65,50 @@ class StopReason(enum.Enum):
     MAX_ROUNDS = "max_rounds"
     MAX_EPOCHS = "max_epochs"
     NO_PROGRESS = "no_progress"  # a whole epoch of rounds spent nothing: nothing left to learn
+
+
+# The enums below are written into events and rendered by the shell as text, so they are
+# `StrEnum`s: the trace holds their values, and f-strings and `str()` show the value too.
+
+
+class FormMenu(enum.StrEnum):
+    """The `forms` ablation: which revision forms the optimizer may use (paper §4.1)."""
+
+    ALL = "all"
+    F4 = "F4"  # full rewrites only
+
+
+class ChoiceRule(enum.StrEnum):
+    """A rule that decided a round's operator instead of the configured selector."""
+
+    FIRST_ROUND = "first-round"  # no history yet: the first round is I1
+    STRATEGY_FLOOR = "strategy-floor"  # the released code's floors (strategy_floors.py)
+    OPERATOR = "operator"  # a fixed operator (strategy + form) from the config
+
+
+class Purpose(enum.StrEnum):
+    """What a group of target executions paid for."""
+
+    FEEDBACK = "feedback"  # s_t on the round's batch (E_t)
+    REFINEMENT_FEEDBACK = "refinement_feedback"  # I2: the intermediate skill on the batch
+    RANKING = "ranking"  # I2/I3 drafts and their reference on the ranking subset
+    SCREENING = "screening"
+    VALIDATION = "validation"
+    FINAL_SELECTION = "final_selection"
+
+
+class SkipReason(enum.StrEnum):
+    """Why a round made no operator choice."""
+
+    NO_FAILURES = "no failures on the batch"
+    NO_EXAMPLES = "F2 has no material this round"  # a fixed F2 operator, no solved sample
+
+
+class CheckName(enum.StrEnum):
+    """The gates of candidate evaluation (paper App. B), as named in `Outcome.checks`."""
+
+    GAIN = "gain"  # gain >= threshold
+    GAIN_POSITIVE = "gain_positive"  # gain > 0 (final confirmation)
+    WINS_VS_LOSSES = "wins_vs_losses"
+    LB_D_S = "lb_d_s"  # LB(D, S) <= limit
+    LB_D_DU = "lb_d_du"  # LB(D, D+U) <= limit

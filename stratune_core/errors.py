@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from llm_cache.errors import StraTuneError
 
-class StraTuneError(Exception):
-    """Base of every error the library raises on purpose."""
+__all__ = ["BudgetError", "ConfigError", "CoreInvariantError", "StraTuneError", "TaskDataError"]
 
 
 class ConfigError(StraTuneError):
-    """A configuration value is out of range or inconsistent."""
+    """A configuration value is out of range or inconsistent. `field` names the Config field
+    when there is one, so a caller can say which layer (file, flag) set it."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class TaskDataError(StraTuneError):

@@ -8,8 +8,19 @@ from __future__ import annotations
 
 from attrs import field, frozen
 
-from stratune_core.enums import Form, Reason, Stage, StopReason, Strategy, Verdict
+from stratune_core.enums import (
+    Form,
+    Purpose,
+    Reason,
+    SkipReason,
+    Stage,
+    StopReason,
+    Strategy,
+    Verdict,
+)
 from stratune_core.evaluation import Outcome
+from stratune_core.selectors.base import Source
+from stratune_core.selectors.registry import to_source
 
 
 @frozen(kw_only=True)
@@ -40,10 +51,10 @@ class RoundStarted:
 
 @frozen(kw_only=True)
 class ExecutionsCharged:
-    """Executions paid for one purpose (feedback, ranking, screening, validation, final)."""
+    """Executions paid for one `Purpose`; `new` were charged, `reused` came from the ledger."""
 
     round: int
-    purpose: str
+    purpose: Purpose = field(converter=Purpose)
     skill_ids: tuple[str, ...] = field(converter=tuple)
     new: int
     reused: int
@@ -65,7 +76,7 @@ class OperatorChosen:
     strategy: Strategy
     form: Form | None
     why: str
-    source: str
+    source: Source = field(converter=to_source)  # the selector, or the rule that overrode it
     fallback: bool = False
     detail: str = ""  # why the optimizer's reply was not usable, when fallback
 
@@ -73,7 +84,7 @@ class OperatorChosen:
 @frozen(kw_only=True)
 class RoundSkipped:
     round: int
-    reason: str
+    reason: SkipReason = field(converter=SkipReason)
 
 
 @frozen(kw_only=True)

@@ -11,11 +11,30 @@ from collections.abc import Sequence
 
 from stratune_core.budget import admit
 from stratune_core.context import Env
+from stratune_core.enums import Purpose
 from stratune_core.events import ExecutionsCharged
-from stratune_core.records import Execution, is_solved
+from stratune_core.llm import LLM
+from stratune_core.records import Execution, Sample, Score, is_solved
 from stratune_core.state import State
+from stratune_core.task import Task
 
 Group = tuple[str, Sequence[str]]  # (skill id, sample ids)
+
+
+def score_jobs(
+    task: Task, llm: LLM, model: str, jobs: Sequence[tuple[str, Sample]]
+) -> tuple[Score, ...]:
+    """Run each (skill text, sample) as the task's requests, all in one `llm.complete` call (so
+    the shell can run them concurrently), and score each sample on its own responses."""
+    per_job = [task.requests(skill, sample, model) for skill, sample in jobs]
+    flat = [request for requests in per_job for request in requests]
+    responses = llm.complete(flat) if flat else ()
+    scores = []
+    start = 0
+    for (_, sample), requests in zip(jobs, per_job, strict=True):
+        scores.append(task.score(sample, tuple(responses[start : start + len(requests)])))
+        start += len(requests)
+    return tuple(scores)
 
 
 def execute_groups(
@@ -23,7 +42,7 @@ def execute_groups(
     env: Env,
     groups: Sequence[Group],
     *,
-    purpose: str,
+    purpose: Purpose,
     use_reserve: bool = False,
 ) -> tuple[State, tuple[ExecutionsCharged, ...], bool]:
     """Run every missing pair of `groups`; returns (state, events, admitted)."""
@@ -33,26 +52,19 @@ def execute_groups(
         return state, (), False
     if admission.cost == 0:
         return state, (), True
-    requests = []
-    spans = []
-    for sid, x in admission.pairs:
-        reqs = env.task.requests(state.text(sid), env.samples[x], env.config.target_model)
-        spans.append((len(requests), len(reqs)))
-        requests.extend(reqs)
-    responses = env.llm.complete(requests) if requests else ()
-    executions = []
-    for (sid, x), (start, count) in zip(admission.pairs, spans, strict=True):
-        score = env.task.score(env.samples[x], tuple(responses[start : start + count]))
-        executions.append(
-            Execution(
-                skill_id=sid,
-                sample_id=x,
-                score=score.value,
-                solved=is_solved(score.value, env.threshold),
-                output=score.output,
-                summary=score.summary,
-            )
+    jobs = [(state.text(sid), env.samples[x]) for sid, x in admission.pairs]
+    scores = score_jobs(env.task, env.llm, env.config.target_model, jobs)
+    executions = [
+        Execution(
+            skill_id=sid,
+            sample_id=x,
+            score=score.value,
+            solved=is_solved(score.value, env.threshold),
+            output=score.output,
+            summary=score.summary,
         )
+        for (sid, x), score in zip(admission.pairs, scores, strict=True)
+    ]
     budget = state.budget.charge(admission.cost, use_reserve=use_reserve)
     state = state.evolve(ledger=state.ledger.add(executions), budget=budget)
     distinct = len(dict.fromkeys(pairs))

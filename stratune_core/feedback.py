@@ -32,11 +32,6 @@ class Feedback:
     mean_score: float
     examples: tuple[OfferedExample, ...] = field(converter=tuple)
 
-    @property
-    def shown_ids(self) -> frozenset[str]:
-        """Samples whose content reached the optimizer (kept out of evaluation sets)."""
-        return frozenset(self.batch_ids) | {e.sample_id for e in self.examples}
-
 
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split()) if "\n" not in text else text.strip()

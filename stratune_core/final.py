@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from stratune_core.context import Env
+from stratune_core.enums import Purpose
 from stratune_core.evaluation import final_compare, split_final_set
 from stratune_core.events import Event, FinalComparison
 from stratune_core.execute import execute_groups
@@ -56,7 +57,7 @@ def final_selection(state: State, env: Env, rng: np.random.Generator) -> tuple[S
     if len(ids) < 2:
         return state, (), state.current_id
     state, events, admitted = execute_groups(
-        state, env, [(s, ids) for s in skills], purpose="final_selection", use_reserve=True
+        state, env, [(s, ids) for s in skills], purpose=Purpose.FINAL_SELECTION, use_reserve=True
     )
     out: list[Event] = list(events)
     if not admitted:  # common_set only picks what fits, so this means a broken invariant

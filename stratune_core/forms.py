@@ -1,6 +1,6 @@
 """The revision forms and strategies as the optimizer sees them, and the two form rules checked
-before any budget is spent: F4 keeps the output-format lines (SPEC §3.3), F2 examples are copied
-from offered solved samples."""
+before any budget is spent (paper App. A.2): F4 keeps the output-format lines, F2 examples are
+copied from offered solved samples."""
 
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from stratune_core.enums import Form, Reason, Strategy, Verdict
+from stratune_core.selectors.adaptive import LLMSelector
+from stratune_core.selectors.base import Source
 
 
 @frozen(kw_only=True)
@@ -15,8 +17,8 @@ class OperatorChoice:
     strategy: Strategy
     form: Form | None
     why: str = ""
-    source: str = "llm"  # which selector decided: llm, fixed, random, rotation, once, replay, bandit:*
-    fallback: bool = False  # the optimizer's reply was unusable and I1 was used instead
+    source: Source = LLMSelector()  # the configured selector, or the rule that overrode it
+    fallback: bool = False  # the optimizer's reply was unusable: I1, or the first form offered
 
 
 @frozen(kw_only=True)

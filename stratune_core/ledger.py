@@ -1,4 +1,5 @@
-"""The execution ledger: every (skill, sample) executed this run, each at most once (SPEC §5).
+"""The execution ledger: every (skill, sample) executed this run, each at most once
+(docs/design.md, "Budget").
 
 The ledger is what makes "compare c with s_t on the same samples" cost one execution per pair:
 a repeat is answered from here and costs nothing. It is a frozen value; `add` returns a new one.

@@ -1,36 +1,37 @@
-"""Choosing the revision operator o_t of a round (paper §3.2, App. A.3; SPEC §3.1, §7).
+"""Choosing the revision operator o_t of a round (paper §3.2, App. A.3).
 
-The optimizer LLM chooses from the optimization state unless the config names another selector
-(an ablation). Even then the optimizer still chooses the form under I2/I3, as in the paper's
-ablations; only a fixed operator (strategy+form) makes no selection call at all.
+The configured selector (`stratune_core/selectors/`) picks the strategy or leaves the pick to the
+optimizer LLM. Three rules complete or override every selector, each in one place here:
+- a fixed operator (strategy + form) decides everything and makes no selection call (`_fixed`);
+- the first round is I1: there is no history to choose from yet (`pick_strategy`);
+- when something other than the optimizer picked I2 or I3, the optimizer still picks the form,
+  as in the paper's ablations (`_with_form`).
+The strategy floors are a rule of the LLM selector alone (`selectors/adaptive.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from llm_cache.records import CallKind, Message
+from llm_cache.records import CallKind
 from stratune_core.context import Env
-from stratune_core.enums import Form, Strategy
+from stratune_core.enums import ChoiceRule, Form, SkipReason, Strategy
+from stratune_core.errors import CoreInvariantError
 from stratune_core.events import Event, OperatorChosen, RoundSkipped
 from stratune_core.history import OperatorChoice
-from stratune_core.optimizer import ask, optimizer_request
+from stratune_core.operators import Operator, available_forms
+from stratune_core.optimizer import ask, optimizer_request, repair_request
 from stratune_core.parsing import SelectionReply, parse_selection
-from stratune_core.prompts import SELECTION_SYSTEM, repair_prompt, selection_prompt
-from stratune_core.selectors import scripted_choice
+from stratune_core.prompts import SELECTION_SYSTEM, selection_prompt
+from stratune_core.selectors.adaptive import LLMSelector
+from stratune_core.selectors.base import Pick, Selector, SelectorContext
 from stratune_core.state import State
-from stratune_core.strategy_floors import floor_strategy
 
 JSON_SHAPE = 'the JSON object {"strategy": ..., "form": ..., "why": ...}'
 
-
-def available_forms(env: Env, state: State) -> tuple[Form, ...]:
-    if env.config.forms == "F4":
-        return (Form.F4,)
-    has_examples = state.feedback is not None and bool(state.feedback.examples)
-    return tuple(f for f in Form if f is not Form.F2 or has_examples)
+Chosen = tuple[State, tuple[Event, ...], OperatorChoice | None]
 
 
 def _ask_selection(
@@ -52,84 +53,92 @@ def _ask_selection(
     parsed = parse_selection(reply, allowed=strategies, forms=forms)
     if parsed is not None:
         return parsed, ""
-    repair = first.__class__(
-        role=first.role,
-        model=first.model,
-        system=first.system,
-        messages=(
-            *first.messages,
-            Message(role="assistant", content=reply or "(empty)"),
-            Message.user(repair_prompt(reply, JSON_SHAPE)),
-        ),
-        max_tokens=first.max_tokens,
-        kind=CallKind.STRATEGY_SELECTION,
-    )
-    (second,) = ask(env, [repair])
+    (second,) = ask(env, [repair_request(first, reply, JSON_SHAPE)])
     parsed = parse_selection(second, allowed=strategies, forms=forms)
     return parsed, "" if parsed else f"unusable replies: {reply[:120]!r} / {second[:120]!r}"
 
 
-def choose_operator(
-    state: State, env: Env, rng: np.random.Generator
-) -> tuple[State, tuple[Event, ...], OperatorChoice | None]:
-    cfg = env.config
-    forms = available_forms(env, state)
-    fixed = cfg.fixed_operator()
-    if fixed is not None:
-        strategy, form = fixed
-        if form not in forms:
-            skip = RoundSkipped(round=state.round, reason=f"{form.value} has no material this round")
-            return state, (skip,), None
-        choice = OperatorChoice(round=state.round, strategy=strategy, form=form, source="operator")
-        return _record(state, choice)
-    scripted = scripted_choice(
-        cfg.selector,
-        round_index=state.round,
-        history=state.history,
-        rng=rng,
-        once_choice=state.once_choice,
-        replay_sequence=state.replay_sequence,
-        epsilon=cfg.bandit_epsilon,
+def choose_operator(state: State, env: Env, rng: np.random.Generator) -> Chosen:
+    config = env.config
+    forms = available_forms(config.forms, state.feedback)
+    if config.operator is not None:
+        return _fixed(state, config.operator, forms)
+    pick = _scripted_pick(state, env, rng)
+    if pick is not None:
+        return _record(state, *_with_form(state, env, pick, forms))
+    choice, detail = _llm_choice(state, env, forms)
+    memory = config.selector.remember(state.selector_memory, choice.strategy)
+    return _record(state.evolve(selector_memory=memory), choice, detail)
+
+
+def _fixed(state: State, operator: Operator, forms: tuple[Form, ...]) -> Chosen:
+    if operator.form not in forms:
+        if operator.form is not Form.F2:  # Config refuses a non-F4 operator under forms=F4
+            raise CoreInvariantError(f"operator {operator}: {operator.form.value} is not offered")
+        return state, (RoundSkipped(round=state.round, reason=SkipReason.NO_EXAMPLES),), None
+    choice = OperatorChoice(
+        round=state.round, strategy=operator.strategy, form=operator.form, source=ChoiceRule.OPERATOR
     )
-    source = "first-round" if state.round == 0 and cfg.selector in ("llm", "once") else cfg.selector
-    if scripted is None and cfg.selector == "llm" and (floor := floor_strategy(state, cfg)):
-        scripted, source = floor, "strategy-floor"
-    if scripted is not None:
-        if scripted is Strategy.I1 or len(forms) == 1:
-            form = forms[0] if len(forms) == 1 else None
-            return _record(state, OperatorChoice(round=state.round, strategy=scripted, form=form, source=source))
-        reply, detail = _ask_selection(state, env, [scripted], forms)
-        form = reply.form if reply is not None and reply.form in forms else forms[0]
-        why = reply.why if reply is not None else ""
-        fallback = reply is None or reply.form not in forms
-        choice = OperatorChoice(
-            round=state.round, strategy=scripted, form=form, why=why, source=source, fallback=fallback
-        )
-        return _record(state, choice, detail)
+    return _record(state, choice)
+
+
+def pick_strategy(selector: Selector, context: SelectorContext, memory: Hashable) -> Pick | None:
+    """The selector's pick, or None for the optimizer LLM to choose; in the first round I1
+    wherever the optimizer would choose."""
+    pick = selector.choose(context, memory)
+    if pick is None and context.round == 0:
+        return Pick(strategy=Strategy.I1, source=ChoiceRule.FIRST_ROUND)
+    return pick
+
+
+def _scripted_pick(state: State, env: Env, rng: np.random.Generator) -> Pick | None:
+    context = SelectorContext(
+        round=state.round, history=state.history, budget=state.budget, config=env.config, rng=rng
+    )
+    return pick_strategy(env.config.selector, context, state.selector_memory)
+
+
+def _with_form(
+    state: State, env: Env, pick: Pick, forms: tuple[Form, ...]
+) -> tuple[OperatorChoice, str]:
+    """The picked strategy with its form: none for I1, the only one on offer, or the optimizer's."""
+    if pick.strategy is Strategy.I1 or len(forms) == 1:
+        form = forms[0] if len(forms) == 1 else None
+        return OperatorChoice(
+            round=state.round, strategy=pick.strategy, form=form, source=pick.source
+        ), ""
+    reply, detail = _ask_selection(state, env, [pick.strategy], forms)
+    usable = reply is not None and reply.form in forms
+    choice = OperatorChoice(
+        round=state.round, strategy=pick.strategy,
+        form=reply.form if usable and reply is not None else forms[0],
+        why=reply.why if reply is not None else "", source=pick.source, fallback=not usable,
+    )
+    return choice, detail
+
+
+def _llm_choice(state: State, env: Env, forms: tuple[Form, ...]) -> tuple[OperatorChoice, str]:
+    """The optimizer chooses strategy and form; an unusable reply falls back to I1."""
     reply, detail = _ask_selection(state, env, list(Strategy), forms)
+    llm = LLMSelector()
     if reply is None:
-        choice = OperatorChoice(
-            round=state.round, strategy=Strategy.I1, form=None, source="llm", fallback=True,
+        return OperatorChoice(
+            round=state.round, strategy=Strategy.I1, form=None, source=llm, fallback=True,
             why="fallback to I1: the optimizer's reply could not be parsed",
-        )
-    else:
-        form = None if reply.strategy is Strategy.I1 else reply.form
-        fallback = False
-        if reply.strategy is not Strategy.I1 and form not in forms:
-            form, fallback = forms[0], True
-            detail = f"form {reply.form.value if reply.form else None} not available; using {form.value}"
-        choice = OperatorChoice(
-            round=state.round, strategy=reply.strategy, form=form, why=reply.why, source="llm",
-            fallback=fallback,
-        )
-    if cfg.selector == "once" and state.once_choice is None:
-        state = state.evolve(once_choice=choice.strategy)
-    return _record(state, choice, detail)
+        ), detail
+    form = None if reply.strategy is Strategy.I1 else reply.form
+    fallback = False
+    if reply.strategy is not Strategy.I1 and form not in forms:
+        form, fallback = forms[0], True
+        detail = f"form {reply.form.value if reply.form else None} not available; using {form.value}"
+    choice = OperatorChoice(
+        round=state.round, strategy=reply.strategy, form=form, why=reply.why, source=llm,
+        fallback=fallback,
+    )
+    return choice, detail
 
 
-def _record(
-    state: State, choice: OperatorChoice, detail: str = ""
-) -> tuple[State, tuple[Event, ...], OperatorChoice]:
+def _record(state: State, choice: OperatorChoice, detail: str = "") -> Chosen:
     event = OperatorChosen(
         round=state.round,
         strategy=choice.strategy,

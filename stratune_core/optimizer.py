@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
 from llm_cache.records import CallKind, Message, Request, Role
 from stratune_core.context import Env
-from stratune_core.prompts import OPTIMIZER_SYSTEM
+from stratune_core.prompts import OPTIMIZER_SYSTEM, repair_prompt
+
+BLANK_REPLY = "(empty)"  # stands in for a blank reply in a repair turn
 
 
 def optimizer_request(
@@ -21,6 +25,21 @@ def optimizer_request(
         draw=draw,
         kind=kind,
     )
+
+
+def repair_request(first: Request, reply: str, shape: str) -> Request:
+    """`first` continued by its unusable `reply` and a request to answer again as `shape`.
+
+    Everything else (model, system, draw, kind) is `first`'s. A blank or whitespace-only reply
+    is sent as "(empty)": the Messages API refuses a whitespace-only text block with HTTP 400.
+    """
+    said = reply if reply.strip() else BLANK_REPLY
+    messages = (
+        *first.messages,
+        Message(role="assistant", content=said),
+        Message.user(repair_prompt(reply, shape)),
+    )
+    return attrs.evolve(first, messages=messages)
 
 
 def ask(env: Env, requests: Sequence[Request]) -> tuple[str, ...]:

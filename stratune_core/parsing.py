@@ -1,4 +1,4 @@
-"""Reading the optimizer's JSON replies (the strategy-selection call, SPEC §3.1).
+"""Reading the optimizer's JSON replies (the strategy-selection call, paper App. A.3).
 
 Models wrap JSON in prose, code fences or reasoning that itself contains braces, so the reply is
 scanned for balanced objects (string- and escape-aware) instead of matched with a greedy regex,

@@ -1,6 +1,6 @@
 """Candidate patches: the tag format the optimizer writes, and applying a patch to a skill.
 
-A candidate is its parent skill plus a patch (SPEC §3.3). Tags rather than JSON because a skill
+A candidate is its parent skill plus a patch (paper App. A.2). Tags rather than JSON because a skill
 is free text full of quotes, newlines and braces that small local models cannot escape reliably;
 tag contents are taken verbatim. Parsing is lenient about the wrapping (prose, code fences, CRLF,
 attribute quoting, a missing final closing tag); applying is strict, because an edit whose target

@@ -7,23 +7,10 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
-from stratune_core.ids import text_id
-
 
 def _unit_interval(_inst: object, attribute: attrs.Attribute, value: float) -> None:
     if not (0.0 <= value <= 1.0):
         raise ValueError(f"{attribute.name} must lie in [0, 1], got {value!r}")
-
-
-@frozen(kw_only=True)
-class Skill:
-    """Instruction text the target runs under. Identity is the hash of the text."""
-
-    text: str = field(validator=attrs.validators.instance_of(str))
-
-    @property
-    def id(self) -> str:
-        return text_id(self.text)
 
 
 @frozen(kw_only=True, hash=False)
@@ -75,5 +62,5 @@ class TaskInfo:
 
 
 def is_solved(score: float, threshold: float) -> bool:
-    """The dataset's success criterion, with the 1e-9 tolerance of SPEC §4.2."""
+    """The dataset's success criterion, with a 1e-9 tolerance (float scores)."""
     return score >= threshold - 1e-9

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 from attrs import frozen
 
 
@@ -21,4 +22,17 @@ class Refinement:
     reference_score: float | None = None
 
     def restart(self) -> Refinement:
+        """After an acceptance: s~ starts again from the new current skill when I2 resumes."""
         return Refinement()
+
+    def stepped(self, base_id: str) -> Refinement:
+        """One more I2 step, made on `base_id` (s~, or s_t when refinement starts)."""
+        return attrs.evolve(self, started=True, steps=self.steps + 1, intermediate_id=base_id)
+
+    def ranked(self, scores: tuple[float, ...], reference_score: float) -> Refinement:
+        """The step's drafts and s~ scored on the ranking subset."""
+        return attrs.evolve(self, last_scores=scores, reference_score=reference_score)
+
+    def advanced(self, draft_id: str, gain: float | None, score: float) -> Refinement:
+        """The draft becomes s~, with its screening gain as the new ratchet."""
+        return attrs.evolve(self, intermediate_id=draft_id, base_gain=gain, reference_score=score)

@@ -10,7 +10,7 @@ from attrs import frozen
 
 from stratune_core.config import Config
 from stratune_core.context import Env
-from stratune_core.enums import StopReason, Strategy
+from stratune_core.enums import StopReason
 from stratune_core.events import Event, RunFinished, RunStarted, SkillAdded
 from stratune_core.final import final_selection
 from stratune_core.llm import LLM
@@ -33,15 +33,9 @@ class RunResult:
     state: State
 
 
-def iterate(
-    config: Config,
-    task: Task,
-    llm: LLM,
-    *,
-    replay_sequence: tuple[Strategy, ...] = (),
-) -> Iterator[tuple[State, tuple[Event, ...]]]:
+def iterate(config: Config, task: Task, llm: LLM) -> Iterator[tuple[State, tuple[Event, ...]]]:
     env = Env.build(config, task, llm)
-    state = initial_state(config, task, replay_sequence=replay_sequence)
+    state = initial_state(config, task)
     yield state, (
         RunStarted(
             task=task.info.name, n_train=len(env.train), budget=state.budget.limit,
@@ -62,12 +56,10 @@ def iterate(
     yield state, (*events, done)
 
 
-def run(
-    config: Config, task: Task, llm: LLM, *, replay_sequence: tuple[Strategy, ...] = ()
-) -> RunResult:
+def run(config: Config, task: Task, llm: LLM) -> RunResult:
     events: list[Event] = []
     last: State | None = None
-    for last, evs in iterate(config, task, llm, replay_sequence=replay_sequence):  # noqa: B007
+    for last, evs in iterate(config, task, llm):  # noqa: B007
         events.extend(evs)
     assert last is not None
     state = last

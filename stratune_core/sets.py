@@ -1,4 +1,4 @@
-"""Screening-set and validation-set construction (paper App. B, SPEC §4.4-4.5).
+"""Screening-set and validation-set construction (paper App. B).
 
 All randomness comes from the `rng` argument, so a set depends only on the rng state and the
 inputs. Samples are identified by id; a sample listed twice counts once (first occurrence).

@@ -3,7 +3,7 @@ execution ledger, the budget, the batches and the fixed ranking subset."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 
 import attrs
 import numpy as np
@@ -12,7 +12,7 @@ from attrs import field, frozen
 from stratune_core.batches import make_batches
 from stratune_core.budget import Budget
 from stratune_core.config import Config
-from stratune_core.enums import StopReason, Strategy
+from stratune_core.enums import StopReason
 from stratune_core.errors import BudgetError, ConfigError
 from stratune_core.feedback import Feedback
 from stratune_core.history import History
@@ -20,6 +20,7 @@ from stratune_core.ids import text_id
 from stratune_core.ledger import Ledger
 from stratune_core.refinement import Refinement
 from stratune_core.sets import ranking_set
+from stratune_core.shape import run_shape
 from stratune_core.task import Task
 
 
@@ -47,8 +48,7 @@ class State:
     batches: tuple[tuple[str, ...], ...]
     ranking_ids: tuple[str, ...] = field(converter=tuple)
     accepted_per_epoch: tuple[int, ...] = field(default=(), converter=tuple)
-    once_choice: Strategy | None = None
-    replay_sequence: tuple[Strategy, ...] = field(default=(), converter=tuple)
+    selector_memory: Hashable = None  # what the configured selector keeps between rounds
     idle_rounds: int = 0  # consecutive rounds that executed nothing new
     finished: bool = False
     stop_reason: StopReason | None = None
@@ -73,34 +73,22 @@ class State:
         return attrs.evolve(self, **changes)
 
 
-def initial_state(
-    config: Config,
-    task: Task,
-    *,
-    replay_sequence: tuple[Strategy, ...] = (),
-) -> State:
+def initial_state(config: Config, task: Task) -> State:
     """Omega_0: the initial skill, the 16 stratified batches, the fixed ranking subset, the budget."""
     train = task.split("train")
     if not train:
         raise ConfigError(f"task {task.info.name}: the training split is empty")
-    if config.selector.startswith("replay:") and not replay_sequence:
-        raise ConfigError("selector: replay needs the recorded strategy sequence (none given)")
-    n = len(train)
-    limit = config.budget_for(n)
-    reserve = config.reserve_for(n) if config.final_selection else 0
-    reserve = min(reserve, max(0, limit - 1))
+    config.selector.check_ready()
+    shape = run_shape(config, len(train))
     rng = round_rng(config.seed, SETUP_ROUND)
     batches = make_batches(train, config.n_batches, rng)
     smallest = min(len(b) for b in batches)
-    if limit - reserve < smallest:
+    if shape.usable < smallest:
         raise BudgetError(
-            f"budget: {limit} executions (reserve {reserve}) cannot pay for one batch of "
-            f"{smallest}; raise --budget or lower the reserve"
+            f"budget: {shape.budget} executions (reserve {shape.reserve}) cannot pay for one "
+            f"batch of {smallest}; raise --budget or lower the reserve"
         )
-    # The ranking subset is kept out of I2/I3 drafts' evaluation sets, so on small training sets
-    # it must leave most samples for screening and validation.
-    size = min(config.ranking_size_for(n), max(2, n // 4))
-    ranking = ranking_set(rng, samples=train, exclude=frozenset(), size=size)
+    ranking = ranking_set(rng, samples=train, exclude=frozenset(), size=shape.ranking)
     text = task.info.initial_skill
     sid = text_id(text)
     return State(
@@ -108,8 +96,7 @@ def initial_state(
         skills={sid: text},
         parents={sid: None},
         ledger=Ledger(entries={}),
-        budget=Budget(limit=limit, spent=0, reserve=reserve),
+        budget=Budget(limit=shape.budget, spent=0, reserve=shape.reserve),
         batches=batches,
         ranking_ids=ranking,
-        replay_sequence=replay_sequence,
     )

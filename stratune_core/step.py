@@ -1,7 +1,8 @@
 """One round of StraTune: `step(state, rng, llm, *, config, task) -> (state', events)`.
 
-Order of work (SPEC §2): execute s_t on the round's batch (E_t), choose the operator, generate
-candidates under it, evaluate each as it is submitted, record everything. Pure: the only door to
+Order of work (paper §3; docs/design.md, "The round"): execute s_t on the round's batch (E_t),
+choose the operator, generate candidates under it, evaluate each as it is submitted, record
+everything. Pure: the only door to
 models is `llm`; the same state, rng seed and cache give the same events.
 """
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from stratune_core.config import Config
 from stratune_core.context import Env
-from stratune_core.enums import StopReason
+from stratune_core.enums import Purpose, SkipReason, StopReason
 from stratune_core.errors import CoreInvariantError
 from stratune_core.events import BatchExecuted, Event, RoundSkipped, RoundStarted
 from stratune_core.execute import execute_groups
@@ -65,7 +66,7 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
             spent=state.budget.spent,
         )
     ]
-    state, charged, admitted = execute_groups(state, env, [(state.current_id, batch)], purpose="feedback")
+    state, charged, admitted = execute_groups(state, env, [(state.current_id, batch)], purpose=Purpose.FEEDBACK)
     events.extend(charged)
     if not admitted:
         raise CoreInvariantError(
@@ -85,7 +86,7 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
         )
     )
     if not fb.failures:
-        events.append(RoundSkipped(round=state.round, reason="no failures on the batch"))
+        events.append(RoundSkipped(round=state.round, reason=SkipReason.NO_FAILURES))
     else:
         state, evs, choice = choose_operator(state, env, rng)
         events.extend(evs)

@@ -13,7 +13,7 @@ import numpy as np
 from stratune_core.candidate_eval import Submission, evaluate_candidate
 from stratune_core.candidates import Prepared, prepare_candidate
 from stratune_core.context import Env
-from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
+from stratune_core.enums import Form, Purpose, Reason, Stage, Strategy, Verdict
 from stratune_core.events import (
     CandidateDecided,
     CandidateInvalid,
@@ -27,9 +27,8 @@ from stratune_core.feedback import Feedback, build_feedback
 from stratune_core.generation import generate
 from stratune_core.history import HistoryEntry, OperatorChoice
 from stratune_core.i3_submission import pick_submissions
-from stratune_core.operator_choice import available_forms
+from stratune_core.operators import available_forms
 from stratune_core.prompts import generation_prompt
-from stratune_core.refinement import Refinement
 from stratune_core.state import State
 
 Result = tuple[State, tuple[Event, ...]]
@@ -54,21 +53,21 @@ def _unparseable(state: State, strategy: Strategy, form: Form | None, draw: int 
     return state.evolve(history=state.history.add_entry(entry)), (event,)
 
 
-def _not_submitted(state: State, p: Prepared, strategy: Strategy, events: list[Event]) -> State:
+def _not_submitted(state: State, p: Prepared, strategy: Strategy) -> Result:
     entry = HistoryEntry(
         round=state.round, strategy=strategy, form=p.form, candidate_id=p.candidate_id,
         theme=p.theme, verdict=Verdict.NOT_SUBMITTED,
     )
-    events.append(CandidateDecided(
+    event = CandidateDecided(
         round=state.round, candidate_id=p.candidate_id, verdict=Verdict.NOT_SUBMITTED
-    ))
-    return state.evolve(history=state.history.add_entry(entry))
+    )
+    return state.evolve(history=state.history.add_entry(entry)), (event,)
 
 
 def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: OperatorChoice) -> Result:
     fb = state.feedback
     assert fb is not None
-    forms = (choice.form,) if choice.form is not None else available_forms(env, state)
+    forms = (choice.form,) if choice.form is not None else available_forms(env.config.forms, fb)
     n = env.config.n_candidates_i1
     prompt = generation_prompt(
         skill_text=state.current_text, feedback=fb, forms=forms, n_candidates=n,
@@ -100,7 +99,7 @@ def _rank(
 ) -> tuple[State, list[Event], tuple[float, ...] | None, float]:
     ids = state.ranking_ids
     groups = [(reference, ids)] + [(p.candidate_id, ids) for p in drafts]
-    state, charged, admitted = execute_groups(state, env, groups, purpose="ranking")
+    state, charged, admitted = execute_groups(state, env, groups, purpose=Purpose.RANKING)
     events: list[Event] = list(charged)
     if not admitted:
         for p in drafts:
@@ -127,7 +126,7 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
     if base != state.current_id:
         # I2 critiques executions of the intermediate skill itself, not of s_t.
         state, charged, admitted = execute_groups(
-            state, env, [(base, fb.batch_ids)], purpose="refinement_feedback"
+            state, env, [(base, fb.batch_ids)], purpose=Purpose.REFINEMENT_FEEDBACK
         )
         events.extend(charged)
         if not admitted:
@@ -143,10 +142,7 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
         max_edits=env.config.max_edits, intermediate=True,
     )
     (raws,) = generate(env, [(prompt, 0)])
-    stepped = Refinement(
-        started=True, steps=ref.steps + 1, intermediate_id=base, base_gain=ref.base_gain,
-        last_scores=ref.last_scores, reference_score=ref.reference_score,
-    )
+    stepped = ref.stepped(base)
     if not raws:
         state, evs = _unparseable(state, Strategy.I2, choice.form)
         return _advance(state.evolve(refinement=stepped), (*events, *evs), base, False)
@@ -166,14 +162,11 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
         candidate_ids=(draft.candidate_id,), scores=scores,
         submitted=(draft.candidate_id,) if submitted else (),
     ))
-    stepped = Refinement(
-        started=True, steps=stepped.steps, intermediate_id=base, base_gain=ref.base_gain,
-        last_scores=scores, reference_score=base_score,
-    )
-    state = state.evolve(refinement=stepped)
+    ranked = stepped.ranked(scores, base_score)
+    state = state.evolve(refinement=ranked)
     if not submitted:
-        state = _not_submitted(state, draft, Strategy.I2, events)
-        return _advance(state, tuple(events), base, False)
+        state, evs = _not_submitted(state, draft, Strategy.I2)
+        return _advance(state, (*events, *evs), base, False)
     sub = Submission(
         candidate_id=draft.candidate_id, strategy=Strategy.I2, form=draft.form, theme=draft.theme,
         exclude=_exclusions(fb, forms, draft, state.ranking_ids),
@@ -191,11 +184,8 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
         floor = -band if ref.base_gain is None else max(-band, ref.base_gain)
         advanced = s_out.stats.gain >= floor - 1e-12
     if advanced:
-        state = state.evolve(refinement=Refinement(
-            started=True, steps=stepped.steps, intermediate_id=draft.candidate_id,
-            base_gain=s_out.stats.gain if s_out else None, last_scores=scores,
-            reference_score=scores[0],
-        ))
+        gain = s_out.stats.gain if s_out else None
+        state = state.evolve(refinement=ranked.advanced(draft.candidate_id, gain, scores[0]))
         return _advance(state, tuple(events), draft.candidate_id, True)
     return _advance(state, tuple(events), base, False)
 
@@ -247,7 +237,8 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
     ))
     for i, p in enumerate(drafts):
         if i not in picks:
-            state = _not_submitted(state, p, Strategy.I3, events)
+            state, evs = _not_submitted(state, p, Strategy.I3)
+            events.extend(evs)
     for i in picks:
         p = drafts[i]
         sub = Submission(

@@ -1,23 +1,28 @@
-"""The released code's strategy-schedule floors (notes/official_stratune.md §2.2, §4.8).
+"""The released code's strategy-schedule floors (not in the paper; see docs/design.md).
 
-Not in the paper: a run whose selector never tried I2 is made to try it once 35% of the budget
-is spent, and I3 likewise at 50%. It keeps a selector that always answers I1 (a weak optimizer
-LLM does) from leaving two of the three strategies untested. Off in the `paper` profile.
+A run whose selector never tried I2 is made to try it once 35% of the budget is spent, and I3
+likewise at 50%. It keeps a selector that always answers I1 (a weak optimizer LLM does) from
+leaving two of the three strategies untested. Off in the `paper` profile. Only the LLM selector
+applies the floors (`selectors/adaptive.py`): an ablation selector is what is being studied.
 """
 
 from __future__ import annotations
 
-from stratune_core.config import Config
+from typing import TYPE_CHECKING
+
 from stratune_core.enums import Strategy
-from stratune_core.state import State
+
+if TYPE_CHECKING:
+    from stratune_core.selectors.base import SelectorContext
 
 
-def floor_strategy(state: State, config: Config) -> Strategy | None:
+def floor_strategy(context: SelectorContext) -> Strategy | None:
     """The strategy this round must use under the floors, or None when the selector is free."""
-    if not config.strategy_floors or state.round == 0 or state.budget.limit == 0:
+    config, budget = context.config, context.budget
+    if not config.strategy_floors or context.round == 0 or budget.limit == 0:
         return None
-    spent = state.budget.spent / state.budget.limit
-    tried = {choice.strategy for choice in state.history.choices}
+    spent = budget.spent / budget.limit
+    tried = {choice.strategy for choice in context.history.choices}
     for strategy, at in ((Strategy.I2, config.floor_i2_frac), (Strategy.I3, config.floor_i3_frac)):
         if strategy not in tried and spent >= at:
             return strategy

@@ -1,4 +1,4 @@
-"""Unit tests of the stratified training batches (SPEC §6)."""
+"""Unit tests of the stratified training batches (paper §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Unit tests of the budget, admission control and the execution ledger (SPEC §5)."""
+"""Unit tests of the budget, admission control and the execution ledger (docs/design.md,
+"Budget")."""
 
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ def test_explicit_overrides_win() -> None:
         {"eps_v": -0.1},
         {"n_batches": 0},
         {"screen_solved": -1},
-        {"selector": "greedy"},
+        {"selector": "no_such_selector"},
         {"forms": "F2"},
         {"operator": "I4+F1"},
         {"operator": "I1"},
@@ -90,9 +90,10 @@ def test_validators_raise_config_error(changes: dict) -> None:
 
 def test_replace_and_operator() -> None:
     """replace checks values and names; a fixed operator parses into enums."""
-    c = paper().replace(operator="I3+F2", selector="replay:runs/a")
-    assert c.fixed_operator() == (Strategy.I3, Form.F2)
-    assert paper().fixed_operator() is None
+    c = paper().replace(operator="I3+F2")
+    assert (c.operator.strategy, c.operator.form) == (Strategy.I3, Form.F2)
+    assert paper().operator is None
+    assert str(paper().replace(selector="replay:runs/a").selector) == "replay:runs/a"
     with pytest.raises(ConfigError):
         paper().replace(no_such_field=1)
     assert issubclass(ConfigError, StraTuneError)

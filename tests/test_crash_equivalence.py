@@ -2,7 +2,7 @@
 exactly like the uninterrupted run (final skill, event digest, events, budget).
 
 The kill points are drawn with a seeded generator among the run's paid target calls; the CLI's
-test hook (`STRATUNE_TEST_KILL_AFTER`, only with `STRATUNE_TEST_HOOKS=1`) makes the process
+tests' entry module (`tests/support/cli.py`, hook `STRATUNE_TEST_KILL_AFTER`) makes the process
 SIGKILL itself on that call, i.e. mid-round, with some of the round's answers cached and none of
 its events written.
 """
@@ -26,11 +26,11 @@ COMMAND = ("train", "--task", "toy", "--limit", "36", "--target", "scripted:toy-
 
 
 def _train(out: Path, kill_after: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "STRATUNE_TEST_HOOKS": "1"}
+    env = dict(os.environ)
     env.pop("STRATUNE_TEST_KILL_AFTER", None)
     if kill_after:
         env["STRATUNE_TEST_KILL_AFTER"] = str(kill_after)
-    return subprocess.run([sys.executable, "-m", "replay.cli", *COMMAND, "--out", str(out)],
+    return subprocess.run([sys.executable, "-m", "tests.support.cli", *COMMAND, "--out", str(out)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
 

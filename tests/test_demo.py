@@ -9,13 +9,21 @@ import time
 import pytest
 from rich.console import Console
 
+from replay import models
 from replay.demo import demo, find_trace
 from stratune_core.errors import StraTuneError
-from tests.test_cli_train_view_replay import record_in_process
+from tests.support.cli import record_in_process, toy_extensions
 
 
 class SocketUsed(AssertionError):
     pass
+
+
+@pytest.fixture(autouse=True)
+def toy_world():
+    """Replaying a toy trace needs the toy task, which the tests inject."""
+    with models.using(toy_extensions()):
+        yield
 
 
 @pytest.fixture
@@ -36,8 +44,8 @@ def _console() -> tuple[Console, io.StringIO]:
     return Console(file=buffer, width=100), buffer
 
 
-def test_demo_replays_offline_and_shows_the_summary(tmp_path, monkeypatch, no_sockets):
-    trace = record_in_process(tmp_path / "traces" / "demo", monkeypatch)
+def test_demo_replays_offline_and_shows_the_summary(tmp_path, no_sockets):
+    trace = record_in_process(tmp_path / "traces" / "demo")
     cache_files = sorted(p.name for p in (trace / "cache").iterdir())
     console, buffer = _console()
     started = time.perf_counter()
@@ -47,7 +55,7 @@ def test_demo_replays_offline_and_shows_the_summary(tmp_path, monkeypatch, no_so
     assert code == 0, text
     assert "replay OK" in text and "digest" in text
     assert "StraTune run" in text and "operators:" in text and "rounds" in text
-    # the trace is left as it was: the replay works on a private copy of the cache
+    # the trace is left as it was: the replay opens the cache read-only
     assert sorted(p.name for p in (trace / "cache").iterdir()) == cache_files
     print(f"demo on the toy trace: {elapsed:.2f} s")
 
@@ -61,8 +69,8 @@ def test_demo_blocks_the_network_itself():
     assert socket.create_connection is original  # restored afterwards
 
 
-def test_demo_fails_clearly_when_the_cache_lacks_a_call(tmp_path, monkeypatch, no_sockets):
-    trace = record_in_process(tmp_path / "run", monkeypatch)
+def test_demo_fails_clearly_when_the_cache_lacks_a_call(tmp_path, no_sockets):
+    trace = record_in_process(tmp_path / "run")
     from llm_cache.store import CacheStore
 
     store = CacheStore(trace / "cache")

@@ -41,17 +41,18 @@ def _task() -> ToyTask:
 
 
 def _open(cache: Path, url: str) -> CachedLLM:
-    # The client timeout is far below the stall, so a stalled call is a timeout.
+    # The client timeout is far below the stall, so a stalled call is a timeout, and far above
+    # a loaded machine's answer time, so no other call is.
     backends = {
-        Role.TARGET: AnthropicBackend(TARGET_MODEL, api_key="k", base_url=url, timeout=0.5),
-        Role.OPTIMIZER: AnthropicBackend(OPTIMIZER_MODEL, api_key="k", base_url=url, timeout=0.5),
+        Role.TARGET: AnthropicBackend(TARGET_MODEL, api_key="k", base_url=url, timeout=2.0),
+        Role.OPTIMIZER: AnthropicBackend(OPTIMIZER_MODEL, api_key="k", base_url=url, timeout=2.0),
     }
     return CachedLLM.open(cache, backends=backends, mode="live", concurrency=8,
                           retry_policy=POLICY)
 
 
 def _server(**faults: object) -> FakeAnthropicServer:
-    return FakeAnthropicServer(responder=ToyResponder(), stall_seconds=1.0, **faults)
+    return FakeAnthropicServer(responder=ToyResponder(), stall_seconds=30.0, **faults)
 
 
 def _run(cache: Path, **faults: object) -> tuple[RunResult, CachedLLM, tuple[LoggedRequest, ...]]:
@@ -142,10 +143,10 @@ def test_fault_free_run_over_http_equals_the_in_process_run(reference):
 
 
 def _cli_train(out: Path, url: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "STRATUNE_TEST_HOOKS": "1", "ANTHROPIC_API_KEY": "k",
+    env = {**os.environ, "ANTHROPIC_API_KEY": "k",
            "ANTHROPIC_BASE_URL": url, "COLUMNS": "400"}
     return subprocess.run(
-        [sys.executable, "-m", "replay.cli", "train", "--task", "toy", "--limit", str(N_TRAIN),
+        [sys.executable, "-m", "tests.support.cli", "train", "--task", "toy", "--limit", str(N_TRAIN),
          "--target", f"anthropic:{TARGET_MODEL}", "--optimizer", f"anthropic:{OPTIMIZER_MODEL}",
          "--out", str(out)],
         cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True,

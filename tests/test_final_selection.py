@@ -1,4 +1,4 @@
-"""Unit tests of one final-selection comparison and the 60/40 split (SPEC §4.7)."""
+"""Unit tests of one final-selection comparison and the 60/40 split (paper App. B)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import socket
 import threading
 
@@ -265,3 +267,47 @@ def test_mode_is_validated():
         CachedLLM.open(None, backends={}, mode="record")
     with pytest.raises(ValueError, match="cache directory"):
         CachedLLM.open(None, backends={}, mode="live")
+
+
+def test_every_failed_call_is_retrieved_so_none_is_reported_later(tmp_path, caplog):
+    """Several calls in flight fail at once: one error is raised, and no other failed call is
+    left for asyncio to report ("Task exception was never retrieved") when it is collected."""
+    import gc
+
+    backend = FunctionBackend(Scripted(fail=9, fatal=True), concurrency=None)
+    llm = CachedLLM.open(tmp_path / "cache", backends={Role.TARGET: backend}, retry_policy=FAST)
+    with caplog.at_level("ERROR", logger="asyncio"), llm:
+        with pytest.raises(LLMFatalError, match="boom"):
+            llm.complete([ask(q) for q in "abcdef"])
+        gc.collect()
+    assert "never retrieved" not in caplog.text and "destroyed" not in caplog.text
+
+
+def test_calls_left_running_by_an_interrupt_are_cancelled_on_close(tmp_path, caplog):
+    """Ctrl-C arrives while calls are in flight: closing the client cancels and awaits them,
+    so none is destroyed pending."""
+    import gc
+
+    release = threading.Event()
+    started = threading.Event()
+
+    async def slow(request: Request) -> Response:
+        started.set()
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        return Response(text="late", model=request.model)
+
+    backend = FunctionBackend(Scripted(), concurrency=None)
+    backend.acomplete = slow  # type: ignore[method-assign]
+    llm = CachedLLM.open(tmp_path / "cache", backends={Role.TARGET: backend}, retry_policy=FAST)
+    # A real SIGINT: it wakes the main thread blocked on the result, as Ctrl-C does.
+    interrupter = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    with caplog.at_level("ERROR", logger="asyncio"):
+        interrupter.start()
+        with pytest.raises(KeyboardInterrupt):
+            llm.complete([ask(q) for q in "abc"])
+        assert started.is_set()
+        llm.close()
+        release.set()
+        gc.collect()
+    assert "destroyed" not in caplog.text and "never retrieved" not in caplog.text

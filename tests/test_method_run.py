@@ -12,6 +12,7 @@ from stratune_core import events as ev
 from stratune_core.config import Config, released
 from stratune_core.enums import Reason, Stage, Strategy, Verdict
 from stratune_core.run import run
+from stratune_core.selectors.scripted import ReplaySequence
 from stratune_core.serde import unstructure
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
@@ -167,7 +168,8 @@ def test_random_and_once_selectors():
 def test_replay_selector_follows_the_sequence():
     seq = (Strategy.I3, Strategy.I1, Strategy.I2)
     llm = InProcessLLM()
-    result = run(Config(seed=4, selector="replay:fake"), ToyTask(), llm, replay_sequence=seq)
+    selector = ReplaySequence(trace="fake", strategies=seq)
+    result = run(Config(seed=4, selector=selector), ToyTask(), llm)
     chosen = [(e.round, e.strategy) for e in _of(result, ev.OperatorChosen)]
     assert all(s is seq[r % 3] for r, s in chosen)
 

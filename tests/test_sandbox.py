@@ -1,185 +1,154 @@
-"""Escape attempts against the SpreadsheetBench sandbox fail safely."""
+"""The sandbox's ordinary behaviour and limits, per tier; tier detection and refusal."""
 
 from __future__ import annotations
 
-import os
-import socket
+import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from replay.tasks.sandbox import Limits, isolation, run_python
-
-FAST = Limits(cpu_seconds=10, memory_bytes=1024**3, file_bytes=1024**2, processes=64,
-              wall_seconds=20)
-
-
-@pytest.fixture
-def listener() -> Iterator[tuple[int, list[bytes]]]:
-    """A local TCP server; whatever reaches it lands in the list."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    received: list[bytes] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            with conn:
-                received.append(conn.recv(100) or b"<connected>")
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], received
-    stop.set()
-    thread.join()
-    server.close()
+from replay.tasks import spreadsheet
+from replay.tasks.sandbox import (
+    Limits,
+    SandboxUnavailable,
+    TierName,
+    detect,
+    layout,
+    run_python,
+    tiers,
+)
+from replay.tasks.sandbox.landlock_tier import MIN_ABI, abi_version
+from stratune_core.errors import TaskDataError
+from tests.sandbox_fixtures import FAST, TIER_PARAMS, tier_or_skip, write_layout
 
 
-def test_runs_code_and_returns_output() -> None:
+def _run(code: str, name: TierName, limits: Limits = FAST, **kw: object):  # noqa: ANN202
+    return run_python(code, limits=limits, tier=tier_or_skip(name), **kw)
+
+
+@pytest.mark.parametrize("name", TIER_PARAMS)
+def test_runs_code_and_returns_output(name: TierName) -> None:
     """A well-behaved program exits 0 and its output file comes back."""
-    result = run_python("open(OUTPUT_PATH, 'w').write(open(INPUT_PATH).read().upper())",
-                        inputs={"in.txt": b"abc"}, input_name="in.txt", output_name="out.txt",
-                        limits=FAST)
+    result = _run("open(OUTPUT_PATH, 'w').write(open(INPUT_PATH).read().upper())", name,
+                  inputs={"in.txt": b"abc"}, input_name="in.txt", output_name="out.txt")
     assert result.ok and result.output("out.txt") == b"ABC"
 
 
-def test_socket_connect_is_refused(listener: tuple[int, list[bytes]]) -> None:
-    """Connecting to a listening local socket fails inside the sandbox; the listener hears nothing."""
-    port, received = listener
-    code = f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\ns.send(b'hi')"
-    result = run_python(code, limits=FAST)
-    assert result.exit_code == 2 and "OSError" in result.stderr
-    assert received == []
-
-
-def test_socket_patch_bypass_through_a_fresh_interpreter(listener: tuple[int, list[bytes]]) -> None:
-    """A child interpreter without the patch still cannot connect: the network namespace holds."""
-    if not isolation().network_namespace:
-        pytest.skip("no network namespace on this machine: only the in-process socket patch applies")
-    port, received = listener
-    inner = (
-        "import socket\ntry:\n"
-        f"    socket.create_connection(('127.0.0.1', {port}), timeout=2).send(b'escaped')\n"
-        "    print('CONNECTED')\nexcept OSError as exc:\n    print('CONNECT_FAILED', exc.errno)\n"
-    )
-    # The child must be an interpreter the sandbox user may execute, so that a failure below
-    # is the network's doing and not a refused exec.
-    code = (
-        "import os, subprocess, sys\n"
-        "exe = next(p for p in (sys.executable, '/usr/bin/python3', '/usr/local/bin/python3')\n"
-        "           if os.access(p, os.X_OK))\n"
-        f"print(subprocess.run([exe, '-c', {inner!r}], capture_output=True, text=True).stdout)\n"
-    )
-    result = run_python(code, limits=FAST)
-    assert result.ok, result.stderr
-    assert "CONNECT_FAILED" in result.stdout and "CONNECTED\n" not in result.stdout
-    assert received == []
-
-
-def test_environment_has_no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("name", TIER_PARAMS)
+def test_environment_has_no_credentials(name: TierName, monkeypatch: pytest.MonkeyPatch) -> None:
     """Secrets in the parent's environment do not reach the program."""
-    for name in ("ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "MY_KEY"):
-        monkeypatch.setenv(name, "secret-value")
-    result = run_python("import os\nfor k, v in os.environ.items(): print(k, v)", limits=FAST)
+    for key in ("ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "MY_KEY"):
+        monkeypatch.setenv(key, "secret-value")
+    result = _run("import os\nfor k, v in os.environ.items(): print(k, v)", name)
     assert result.ok
     names = [line.split(" ", 1)[0] for line in result.stdout.splitlines()]
-    assert names and "HOME" in names
-    assert not [n for n in names if n.endswith(("_KEY", "_TOKEN")) or n.startswith(("AWS_", "ANTHROPIC_"))]
-    assert "secret-value" not in result.stdout
+    assert "HOME" in names and "secret-value" not in result.stdout
+    assert not [n for n in names if n.endswith(("_KEY", "_TOKEN")) or n.startswith("AWS_")]
 
 
-def test_home_aws_is_not_the_real_one(tmp_path: Path) -> None:
-    """~/.aws resolves inside the fresh sandbox directory, which holds no credentials."""
-    code = ("import os\npath = os.path.expanduser('~/.aws/credentials')\n"
-            "print(path)\nprint(open(path).read())")
-    result = run_python(code, limits=FAST)
-    assert result.exit_code == 2 and "FileNotFoundError" in result.stderr
-    assert os.path.expanduser("~") not in result.stdout.splitlines()[0]
+@pytest.mark.parametrize("name", TIER_PARAMS)
+def test_wall_timeout_and_cpu_limit(name: TierName) -> None:
+    """A sleeping program is killed at the wall time; a busy one at its CPU seconds."""
+    slow = _run("import time\ntime.sleep(60)", name,
+                limits=Limits(cpu_seconds=30, memory_bytes=1024**3, wall_seconds=1.5))
+    assert slow.timed_out and not slow.ok and slow.exit_code is None
+    busy = _run("while True:\n    pass", name,
+                limits=Limits(cpu_seconds=1, memory_bytes=1024**3, wall_seconds=30))
+    assert not busy.timed_out and busy.exit_code not in (0, None)
 
 
-def test_root_only_file_is_unreadable(tmp_path: Path) -> None:
-    """A file only root can read (like /root/.aws/credentials) stays closed to the program."""
-    if not isolation().drop_to_nobody:
-        pytest.skip("sandbox does not change user here (not started as root)")
-    secret = tmp_path / "credentials"
-    secret.write_text("aws_secret_access_key = XYZ")
-    secret.chmod(0o600)
-    os.chmod(tmp_path, 0o755)
-    result = run_python(f"print(open({str(secret)!r}).read())", limits=FAST)
-    assert result.exit_code == 2 and "PermissionError" in result.stderr
-    assert "XYZ" not in result.stdout
-
-
-def test_infinite_loop_hits_the_wall_timeout() -> None:
-    """A program that never ends is killed at the wall timeout."""
-    limits = Limits(cpu_seconds=30, memory_bytes=1024**3, file_bytes=1024**2, processes=64,
-                    wall_seconds=2)
-    result = run_python("while True:\n    pass", limits=limits)
-    assert result.timed_out and not result.ok and result.exit_code is None
-
-
-def test_cpu_limit_kills_a_busy_program() -> None:
-    """A busy loop dies at its CPU-seconds limit before a generous wall timeout."""
-    limits = Limits(cpu_seconds=1, memory_bytes=1024**3, file_bytes=1024**2, processes=64,
-                    wall_seconds=60)
-    result = run_python("while True:\n    pass", limits=limits)
-    assert not result.timed_out and result.exit_code not in (0, None)
-
-
-def test_huge_file_is_cut_at_the_size_limit() -> None:
-    """Writing past RLIMIT_FSIZE fails; the output returned is at most the limit."""
+@pytest.mark.parametrize("name", TIER_PARAMS)
+def test_file_size_and_memory_limits(name: TierName) -> None:
+    """Writing past the file-size limit fails; one allocation past the memory limit raises
+    MemoryError inside the program."""
     code = ("chunk = b'x' * 65536\nwith open(OUTPUT_PATH, 'wb') as f:\n"
-            "    for _ in range(10_000):\n        f.write(chunk)")
-    result = run_python(code, output_name="out.bin", limits=FAST)
-    assert not result.ok
-    data = result.output("out.bin")
+            "    for _ in range(1000):\n        f.write(chunk)")
+    big = _run(code, name, output_name="out.bin")
+    assert not big.ok
+    data = big.output("out.bin")
     assert data is None or len(data) <= FAST.file_bytes
+    hungry = _run("x = bytearray(3 * 1024**3)", name)
+    assert hungry.exit_code == 2 and "MemoryError" in hungry.stderr
 
 
-def test_memory_limit() -> None:
-    """Allocating more than the address-space limit raises MemoryError in the program."""
-    result = run_python("x = bytearray(3 * 1024**3)", limits=FAST)
-    assert result.exit_code == 2 and "MemoryError" in result.stderr
+@pytest.mark.parametrize("name", TIER_PARAMS)
+def test_work_directory_growth_stops_the_run(name: TierName) -> None:
+    """Filling the work directory past its limit stops the run and names the limit."""
+    code = "for k in range(100000):\n    open(f'f{k}', 'w').close()"
+    result = _run(code, name)
+    assert not result.ok and "work directory" in result.limit
 
 
-def test_fork_bomb_is_contained() -> None:
-    """A fork bomb ends (process limit, then timeout) and the host can still start processes."""
-    if os.geteuid() == 0 and not isolation().drop_to_nobody:
-        pytest.skip("RLIMIT_NPROC does not bind root and the sandbox cannot drop privileges here")
-    limits = Limits(cpu_seconds=5, memory_bytes=1024**3, file_bytes=1024**2, processes=32,
-                    wall_seconds=3)
-    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
-    result = run_python(code, limits=limits)
-    assert not result.ok
-    after = subprocess.run([sys.executable, "-c", "print('alive')"], capture_output=True, text=True)
-    assert after.stdout.strip() == "alive"
-
-
-def test_symlinked_output_is_not_followed(tmp_path: Path) -> None:
-    """An output path planted as a symlink to another file is not read back."""
+@pytest.mark.parametrize("name", TIER_PARAMS)
+def test_symlinked_output_is_not_followed(tmp_path: Path, name: TierName) -> None:
+    """An output planted as a symlink to another file is not read back."""
     target = tmp_path / "host.txt"
     target.write_text("host data")
-    os.chmod(tmp_path, 0o755)
-    target.chmod(0o644)
-    code = f"import os\nos.symlink({str(target)!r}, OUTPUT_PATH)"
-    result = run_python(code, output_name="out.txt", limits=FAST)
+    result = _run(f"import os\nos.symlink({str(target)!r}, OUTPUT_PATH)", name,
+                  output_name="out.txt")
     assert result.ok and result.output("out.txt") is None
 
 
-def test_each_run_starts_in_a_fresh_directory() -> None:
-    """A file written by one run is not there in the next."""
-    first = run_python("open('left.txt', 'w').write('x')\nimport os\nprint(os.getcwd())", limits=FAST)
-    second = run_python("import os\nprint(os.path.exists('left.txt'), os.getcwd())", limits=FAST)
-    assert first.ok and second.ok
-    exists, cwd = second.stdout.split()
-    assert exists == "False" and cwd != first.stdout.strip()
+@pytest.mark.parametrize("name", TIER_PARAMS)
+def test_each_run_starts_in_a_fresh_directory(name: TierName) -> None:
+    """A file written by one run is not there in the next; run directories are removed."""
+    first = _run("open('left.txt', 'w').write('x')", name)
+    second = _run("import os\nprint(os.path.exists('left.txt'))", name)
+    assert first.ok and second.ok and second.stdout.strip() == "False"
+
+
+def test_both_tiers_are_detected_where_their_parts_exist() -> None:
+    """With bwrap installed and Landlock ABI >= 6, both tiers are offered, strongest first."""
+    found = detect()
+    if shutil.which("bwrap") is None or abi_version() < MIN_ABI:
+        pytest.skip(f"this machine lacks a tier's parts: {found.reasons}")
+    assert [t.name for t in found.tiers] == [TierName.BUBBLEWRAP, TierName.LANDLOCK], found
+    assert all(t.describe() for t in found.tiers)
+
+
+def test_no_tier_refuses_spreadsheetbench_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without bwrap and Landlock, loading SpreadsheetBench fails with one line naming what
+    to install; the CLI turns it into exit 2."""
+    monkeypatch.setattr(tiers.bubblewrap, "executable", lambda: None)
+    monkeypatch.setattr(tiers.landlock_tier, "missing_parts", lambda: "Landlock ABI 0")
+    tiers.detect.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailable) as info:
+            spreadsheet.load(write_layout(tmp_path))
+    finally:
+        tiers.detect.cache_clear()
+    message = str(info.value)
+    assert "\n" not in message and "apt-get install bubblewrap" in message
+    assert "bwrap not found" in message and "Landlock ABI 0" in message
+
+
+def test_cli_exit_code_for_a_missing_sandbox(tmp_path: Path) -> None:
+    """`stratune plan --task spreadsheetbench` with no sandbox: one line, exit 2 (the
+    machine's tiers are hidden: no bwrap on the lookup, no Landlock binding)."""
+    code = ("import sys\nsys.modules['py_landlock'] = None\n"
+            "from replay.tasks.sandbox import tiers\n"
+            "tiers.bubblewrap.executable = lambda: None\n"
+            "from replay.cli import main\n"
+            f"sys.argv = ['stratune', 'plan', '--task', 'spreadsheetbench', '--target', 'anthropic:t', "
+            "'--optimizer', 'anthropic:o', '--data', "
+            f"{str(write_layout(tmp_path))!r}]\nraise SystemExit(main())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "install bubblewrap" in lines[0], done.stderr
+
+
+def test_answer_inside_a_readable_directory_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answers inside a directory the program may read (here: the data directory posing as
+    the interpreter's) are refused at load time."""
+    root = write_layout(tmp_path)
+    monkeypatch.setattr(layout, "interpreter_roots", lambda: (tmp_path,))
+    with pytest.raises(TaskDataError, match="answer workbook .* sandboxed program can read"):
+        spreadsheet.load(root)

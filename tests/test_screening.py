@@ -1,4 +1,4 @@
-"""Unit tests of the screening decision (paper App. B, SPEC §4.4, §4.6)."""
+"""Unit tests of the screening decision (paper App. B)."""
 
 from __future__ import annotations
 

@@ -26,10 +26,10 @@ def _hits(directory: Path, needles: tuple[bytes, ...]) -> list[str]:
 def test_api_key_appears_in_no_file_of_the_run(tmp_path):
     out = tmp_path / "run"
     with FakeAnthropicServer(responder=ToyResponder()) as fake:
-        env = {**os.environ, "STRATUNE_TEST_HOOKS": "1", "ANTHROPIC_API_KEY": SECRET,
+        env = {**os.environ, "ANTHROPIC_API_KEY": SECRET,
                "ANTHROPIC_BASE_URL": fake.url}
         done = subprocess.run(
-            [sys.executable, "-m", "replay.cli", "train", "--task", "toy", "--limit", "24",
+            [sys.executable, "-m", "tests.support.cli", "train", "--task", "toy", "--limit", "24",
              "--target", "anthropic:claude-haiku-4-5", "--optimizer", "anthropic:claude-sonnet-4-6",
              "--out", str(out)],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
@@ -43,3 +43,33 @@ def test_api_key_appears_in_no_file_of_the_run(tmp_path):
     needles = (SECRET.encode(), SECRET.encode("utf-16-le"), b"FAKE-SECRET-1234567890")
     assert _hits(out, needles) == []
     assert SECRET not in done.stdout and SECRET not in done.stderr
+
+
+def test_a_key_given_in_the_model_spec_is_never_stored_or_printed(tmp_path):
+    """The documented `?api_key=` option: used for every call, absent from every file of the
+    run and from what train, view, replay and an error print."""
+    from tests.support.cli import stratune
+
+    spec_key = "sk-ant-SPEC-KEY-0987654321"
+    out = tmp_path / "run"
+    with FakeAnthropicServer(responder=ToyResponder()) as fake:
+        specs = [f"anthropic:{model}?api_key={spec_key}&base_url={fake.url}&timeout=30"
+                 for model in ("claude-haiku-4-5", "claude-sonnet-4-6")]
+        done = stratune("train", "--task", "toy", "--limit", "24", "--target", specs[0],
+                        "--optimizer", specs[1], "--out", str(out), "--test-eval",
+                        ANTHROPIC_API_KEY="")
+        log = fake.requests
+        bad = stratune("plan", "--task", "toy", "--target", specs[0].replace("anthropic:", "x:"),
+                       "--optimizer", specs[1])
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert log and all(spec_key in " ".join(r.headers.values()) for r in log)
+    view = stratune("view", str(out))
+    replayed = stratune("replay", str(out))
+    assert view.returncode == 0 and replayed.returncode == 0, replayed.stdout
+    manifest = (out / "manifest.json").read_text()
+    assert "base_url=" in manifest and "timeout=30" in manifest  # the rest of the spec stays
+    needles = (spec_key.encode(), spec_key.encode("utf-16-le"), b"SPEC-KEY-0987654321")
+    assert _hits(out, needles) == []
+    assert bad.returncode == 2 and "api_key=***" in bad.stderr
+    for said in (done, view, replayed, bad):
+        assert "SPEC-KEY" not in said.stdout + said.stderr

@@ -1,42 +1,57 @@
-"""Scripted strategy selectors (SPEC §7 ablations)."""
+"""Strategy selectors (the ablations of paper §4.1) with the first-round rule, and the registry."""
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 
 from stratune_core.bandits import choose_bandit
-from stratune_core.config import SELECTORS
-from stratune_core.enums import Strategy, Verdict
+from stratune_core.budget import Budget
+from stratune_core.config import Config
+from stratune_core.enums import ChoiceRule, Strategy, Verdict
 from stratune_core.errors import ConfigError
 from stratune_core.history import History, HistoryEntry, OperatorChoice
-from stratune_core.selectors import scripted_choice
+from stratune_core.operator_choice import pick_strategy
+from stratune_core.selectors.base import SelectorContext
+from stratune_core.selectors.registry import SELECTORS, parse_selector, selector_usage
+from stratune_core.selectors.scripted import ReplaySequence
 
 I1, I2, I3 = Strategy.I1, Strategy.I2, Strategy.I3
 
 
-def choose(selector, round_index=0, *, history=None, seed=0, once=None, replay=(), **kw):
-    return scripted_choice(
-        selector,
-        round_index=round_index,
-        history=history or History(),
-        rng=np.random.default_rng(seed),
-        once_choice=once,
-        replay_sequence=replay,
-        **kw,
+def choose(selector, round_index=0, *, history=None, seed=0, once=None, replay=(), epsilon=0.1):
+    if isinstance(selector, str):
+        selector = parse_selector(selector)
+    if isinstance(selector, ReplaySequence):
+        selector = attrs.evolve(selector, strategies=replay)
+    context = SelectorContext(
+        round=round_index, history=history or History(), budget=Budget(limit=100),
+        config=Config(bandit_epsilon=epsilon), rng=np.random.default_rng(seed),
     )
+    pick = pick_strategy(selector, context, once)
+    return None if pick is None else pick.strategy
 
 
-def test_every_configured_selector_is_handled():
-    for selector in SELECTORS:
-        assert choose(selector) in (I1, I2, I3)  # round 0 never needs the optimizer
+def test_every_registered_selector_is_handled():
+    for cls in SELECTORS:
+        for selector in cls.examples():
+            assert choose(selector, replay=(I2,)) in (I1, I2, I3)  # round 0 never needs the LLM
 
 
 @pytest.mark.parametrize(
     "selector", ["llm", "once", "bandit:epsilon_greedy", "bandit:ucb1", "bandit:thompson"]
 )
 def test_first_round_is_i1(selector):
-    assert choose(selector, 0, once=I3) is I1
+    assert choose(selector, 0, once=I3 if selector != "once" else None) is I1
+
+
+def test_the_first_round_rule_names_itself_only_where_the_llm_would_choose():
+    context = SelectorContext(round=0, history=History(), budget=Budget(limit=100),
+                              config=Config(), rng=np.random.default_rng(0))
+    assert pick_strategy(parse_selector("llm"), context, None).source is ChoiceRule.FIRST_ROUND
+    assert pick_strategy(parse_selector("once"), context, None).source is ChoiceRule.FIRST_ROUND
+    assert str(pick_strategy(parse_selector("bandit:ucb1"), context, None).source) == "bandit:ucb1"
 
 
 def test_llm_decides_after_the_first_round():
@@ -72,6 +87,8 @@ def test_once_waits_for_the_first_free_decision_then_keeps_it():
     assert choose("once", 1, once=None) is None
     assert choose("once", 1, once=I2) is I2
     assert choose("once", 9, once=I3) is I3
+    once = parse_selector("once")
+    assert once.remember(None, I2) is I2 and once.remember(I2, I3) is I2
 
 
 def test_replay_follows_the_sequence_and_wraps():
@@ -85,8 +102,26 @@ def test_replay_without_sequence_is_a_config_error():
 
 
 def test_unknown_selector():
-    with pytest.raises(ConfigError, match="unknown value 'greedy'"):
-        choose("greedy", 1)
+    with pytest.raises(ConfigError, match="unknown value 'no_such_selector'"):
+        choose("no_such_selector", 1)
+
+
+@pytest.mark.parametrize("text", ["llm:x", "rotation:2", "bandit:", "bandit:greedy", "replay:",
+                                  "fixed:", "fixed", "Fixed:I1", " llm", ""])
+def test_malformed_spellings_are_one_line_config_errors(text):
+    with pytest.raises(ConfigError) as info:
+        parse_selector(text)
+    assert str(info.value).startswith("selector") and "\n" not in str(info.value)
+
+
+def test_every_spelling_reads_back_to_the_same_record():
+    for cls in SELECTORS:
+        assert cls.usage in selector_usage()
+        for selector in cls.examples():
+            back = parse_selector(str(selector))
+            if isinstance(selector, ReplaySequence):  # the sequence travels beside the spelling
+                back = attrs.evolve(back, strategies=selector.strategies)
+            assert back == selector
 
 
 def _history(*rounds):

@@ -1,4 +1,4 @@
-"""Unit tests of screening-set and validation-set construction (SPEC §4.4-4.5)."""
+"""Unit tests of screening-set and validation-set construction (paper App. B)."""
 
 from __future__ import annotations
 

@@ -104,10 +104,28 @@ def test_scorer_out_of_range_is_an_error(tmp_path: Path, monkeypatch: pytest.Mon
     path = tmp_path / "t.jsonl"
     path.write_text(_lines([{"id": 1, "input": "i", "expected": 1, "split": "train"},
                             {"id": 2, "input": "i", "expected": 1, "split": "test"}]))
-    task = custom.load(path, scorer="bad_scorer:f")
-    with pytest.raises(TaskDataError, match="bad_scorer:f: returned 7"):
-        task.score(task.split("train")[0], (Response(text="x"),))
+    with pytest.raises(TaskDataError, match="bad_scorer:f: returned 7 for sample 1"):
+        custom.load(path, scorer="bad_scorer:f")  # refused before anything is spent
     sys.modules.pop("bad_scorer", None)
+
+
+@pytest.mark.parametrize("body", ["return None", "raise KeyError('gold')",
+                                  "return float('nan')", "return 'yes'"])
+def test_a_scorer_failing_on_some_answer_names_the_sample(tmp_path, monkeypatch, body) -> None:
+    """It passes the load-time try, then fails on one reply: one error naming the sample."""
+    (tmp_path / "picky_scorer.py").write_text(
+        "def f(text, expected):\n    if 'boom' in text:\n        " + body
+        + "\n    return float(text.strip() == str(expected))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "t.jsonl"
+    path.write_text(_lines([{"id": "q1", "input": "i", "expected": 1, "split": "train"},
+                            {"id": "q2", "input": "i", "expected": 1, "split": "test"}]))
+    task = custom.load(path, scorer="picky_scorer:f")
+    with pytest.raises(TaskDataError) as caught:
+        task.score(task.split("test")[0], (Response(text="boom"),))
+    message = str(caught.value)
+    assert "picky_scorer:f" in message and "sample q2" in message and "\n" not in message
+    sys.modules.pop("picky_scorer", None)
 
 
 def test_missing_module_scorer() -> None:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 
-import openpyxl
 import pytest
 
 from llm_cache.records import Response
@@ -21,6 +19,7 @@ from stratune_core.tasks.spreadsheet_compare import (
     split_position,
     values_equal,
 )
+from tests.sandbox_fixtures import GOOD, write_layout
 
 
 @pytest.mark.parametrize(
@@ -93,46 +92,6 @@ def test_compare_counts_cells_and_names_mismatches() -> None:
     assert bad.error and not bad.passed
 
 
-def _workbook(path: Path, rows: list[list[object]], title: str = "Sheet1") -> None:
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = title
-    for row in rows:
-        ws.append(row)
-    wb.save(path)
-
-
-def _layout(root: Path) -> Path:
-    for split, tid in (("train", "t1"), ("test", "t2")):
-        folder = root / "SpreadsheetBench" / split
-        task_dir = folder / "spreadsheet" / tid
-        task_dir.mkdir(parents=True)
-        cases = []
-        for n in (1, 2):
-            values = [n, n + 1, n + 2]
-            _workbook(task_dir / f"{n}_{tid}_input.xlsx", [["a", "sum"], *[[v] for v in values]])
-            _workbook(task_dir / f"{n}_{tid}_answer.xlsx",
-                      [["a", "sum"], *[[v] for v in values], [None, sum(values)]])
-            gold_key = "answer" if split == "train" else "golden"
-            cases.append({"case": n, "input": f"{n}_{tid}_input.xlsx", gold_key: f"{n}_{tid}_answer.xlsx"})
-        task = {"id": tid, "dir": f"spreadsheet/{tid}", "payload": "p",
-                "instruction": "Put the sum of column A in B5.", "instruction_type": "Cell-Level Manipulation",
-                "answer_position": "'Sheet1'!B5", "answer_sheet": "Sheet1", "data_position": "A1:A4",
-                "cases": cases}
-        (folder / "tasks.json").write_text(json.dumps([task]))
-        (folder / "task_ids.json").write_text(json.dumps([tid]))
-    return root
-
-
-GOOD = """Here you go:
-```python
-import openpyxl
-INPUT_PATH = "/somewhere/else.xlsx"
-wb = openpyxl.load_workbook(INPUT_PATH)
-ws = wb.active
-ws["B5"] = sum(ws.cell(row=r, column=1).value for r in range(2, ws.max_row + 1))
-wb.save(OUTPUT_PATH)
-```"""
 FORMULA = GOOD.replace('sum(ws.cell(row=r, column=1).value for r in range(2, ws.max_row + 1))', '"=SUM(A2:A4)"')
 CRASH = "```python\nraise ValueError('boom')\n```"
 LIMITS = Limits(cpu_seconds=20, memory_bytes=1024**3, file_bytes=16 * 1024**2, wall_seconds=30)
@@ -140,7 +99,7 @@ LIMITS = Limits(cpu_seconds=20, memory_bytes=1024**3, file_bytes=16 * 1024**2, w
 
 def test_loader_preview_and_prompt(tmp_path: Path) -> None:
     """Cases resolve to workbooks; the prompt holds instruction, position and a preview."""
-    task = spreadsheet.load(_layout(tmp_path), limits=LIMITS)
+    task = spreadsheet.load(write_layout(tmp_path), limits=LIMITS)
     sample = task.split("train")[0]
     assert [c.number for c in sample.payload.cases] == [1, 2]
     (req,) = task.requests("SKILL", sample, "m")
@@ -152,7 +111,7 @@ def test_loader_preview_and_prompt(tmp_path: Path) -> None:
 
 def test_correct_program_passes_every_case(tmp_path: Path) -> None:
     """The program runs per case in the sandbox; right cells in all cases score 1."""
-    task = spreadsheet.load(_layout(tmp_path), limits=LIMITS)
+    task = spreadsheet.load(write_layout(tmp_path), limits=LIMITS)
     score = task.score(task.split("train")[0], (Response(text=GOOD),))
     assert (score.value, score.aux, score.summary) == (1.0, 1.0, "")
     assert "INPUT_PATH = " not in score.output
@@ -160,7 +119,7 @@ def test_correct_program_passes_every_case(tmp_path: Path) -> None:
 
 def test_uncomputed_formula_fails(tmp_path: Path) -> None:
     """A formula is not recalculated: the cell reads None and mismatches."""
-    task = spreadsheet.load(_layout(tmp_path), limits=LIMITS)
+    task = spreadsheet.load(write_layout(tmp_path), limits=LIMITS)
     score = task.score(task.split("train")[0], (Response(text=FORMULA),))
     assert score.value == 0.0 and score.aux == 0.0
     assert "got None" in score.summary
@@ -168,7 +127,7 @@ def test_uncomputed_formula_fails(tmp_path: Path) -> None:
 
 def test_crash_after_success_cannot_reuse_stale_output(tmp_path: Path) -> None:
     """A failing program scores 0 even right after a passing one on the same task."""
-    task = spreadsheet.load(_layout(tmp_path), limits=LIMITS)
+    task = spreadsheet.load(write_layout(tmp_path), limits=LIMITS)
     sample = task.split("train")[0]
     assert task.score(sample, (Response(text=GOOD),)).value == 1.0
     crashed = task.score(sample, (Response(text=CRASH),))
@@ -178,7 +137,7 @@ def test_crash_after_success_cannot_reuse_stale_output(tmp_path: Path) -> None:
 
 def test_missing_workbook_is_named(tmp_path: Path) -> None:
     """A case whose workbook is absent fails the load with its path and field."""
-    root = _layout(tmp_path)
+    root = write_layout(tmp_path)
     (root / "SpreadsheetBench/test/spreadsheet/t2/2_t2_input.xlsx").unlink()
     with pytest.raises(TaskDataError, match=r"cases\[1\]: field 'input': workbook .*2_t2_input.xlsx not found"):
         spreadsheet.load(root)

@@ -13,7 +13,6 @@ from replay.serde import (
     Manifest,
     TaskSpec,
     TraceError,
-    config_from_data,
     digest_of,
     event_from_line,
     event_to_line,
@@ -23,7 +22,9 @@ from replay.serde import (
 from replay.trace import RunDir, TraceWriter
 from stratune_core import events as ev
 from stratune_core.config import Config
-from stratune_core.enums import Form, Reason, Stage, StopReason, Strategy, Verdict
+from stratune_core.config_layers import Layer, layer_config
+from stratune_core.enums import Form, Reason, SkipReason, Stage, StopReason, Strategy, Verdict
+from stratune_core.errors import ConfigError
 from stratune_core.evaluation import Check, Outcome, PairedStats, RegressionCounts
 from stratune_core.ids import text_id
 
@@ -190,7 +191,7 @@ def test_a_rerun_that_diverges_rewrites_from_the_first_difference(tmp_path):
     run_dir = RunDir.at(tmp_path)
     events = list(sample_events())
     _write(run_dir, events).close()
-    other = events[:5] + [ev.RoundSkipped(round=0, reason="different")]
+    other = events[:5] + [ev.RoundSkipped(round=0, reason=SkipReason.NO_EXAMPLES)]
     writer = TraceWriter(run_dir)
     writer.write(other)
     writer.finish()
@@ -229,9 +230,29 @@ def test_manifest_errors_are_one_line_and_name_the_field():
 
 
 def test_config_file_values_are_checked():
-    with pytest.raises(TraceError, match=r"c.json: budget: must be > 0, got -1"):
-        config_from_data({"budget": -1}, Config(), where="c.json")
-    with pytest.raises(TraceError, match=r"c.json: unknown field\(s\) 'budgt'"):
-        config_from_data({"budgt": 5}, Config(), where="c.json")
-    assert config_from_data({"budget": 90}, Config(seed=2), where="c.json") == Config(
+    def from_file(values, *earlier):
+        return layer_config("paper", [*earlier, Layer(where="c.json", values=values)]).config
+
+    with pytest.raises(ConfigError, match=r"c.json: budget: must be > 0, got -1"):
+        from_file({"budget": -1})
+    with pytest.raises(ConfigError, match=r"c.json: unknown field\(s\) 'budgt'"):
+        from_file({"budgt": 5})
+    assert from_file({"budget": 90}, Layer(where="x", values={"seed": 2})) == Config(
         seed=2, budget=90)
+
+
+def test_a_manifest_is_never_written_with_a_value_json_cannot_hold(tmp_path, monkeypatch):
+    """NaN or Infinity would make manifest.json unreadable as JSON: refused, nothing written."""
+    import replay.trace
+    from replay.serde import Manifest, TaskSpec
+    from stratune_core.errors import StraTuneError
+
+    manifest = Manifest(task=TaskSpec(spec="demo"), target="t", optimizer="o", seed=0,
+                        config=Config())
+    run_dir = RunDir.at(tmp_path)
+    run_dir.write_manifest(manifest)
+    before = run_dir.manifest.read_bytes()
+    monkeypatch.setattr(replay.trace, "manifest_to_json", lambda m: '{"z": NaN}')
+    with pytest.raises(StraTuneError, match="NaN"):
+        run_dir.write_manifest(manifest)
+    assert run_dir.manifest.read_bytes() == before

@@ -1,4 +1,4 @@
-"""Unit tests of the validation decision (paper App. B, SPEC §4.5) in both profiles."""
+"""Unit tests of the validation decision (paper App. B) in both profiles."""
 
 from __future__ import annotations
 

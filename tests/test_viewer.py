@@ -121,7 +121,8 @@ def test_summary_matches_the_golden_screen():
     for fact in ("task         toy", "seed         3 · profile paper · selector llm",
                  "budget used  50/288 executions", "rounds       2 (1 accepted)",
                  "test score 0.875 (initial 0.500)", "accepted", "rej. screen",
-                 "target_execution", "50,000", "0.1315"):
+                 "target exec.", "50,000", "0.1190", "0.0125",
+                 "$0.1190 paid for 42 calls · 10 answered from the cache ($0.0125"):
         assert fact in text, fact
     if os.environ.get("STRATUNE_UPDATE_GOLDEN") == "1":
         GOLDEN.parent.mkdir(exist_ok=True)
@@ -136,11 +137,11 @@ def test_an_unfinished_run_still_renders():
     assert "no usage.json" in text
 
 
-def test_no_paths_or_times_in_a_recorded_run(tmp_path, monkeypatch):
+def test_no_paths_or_times_in_a_recorded_run(tmp_path):
     from replay.show import load_run
-    from tests.test_cli_train_view_replay import record_in_process
+    from tests.support.cli import record_in_process
 
-    out = record_in_process(tmp_path / "run", monkeypatch, test_split="test")
+    out = record_in_process(tmp_path / "run", test_split="test")
     run = load_run(out)
     text = render(summary(run.view, run.manifest, run.usage, run.evaluation))
     assert "rounds" in text and "tokens and cost by call kind" in text

@@ -1,139 +1,49 @@
-"""Anthropic Messages API through the official SDK: API key or Bedrock (`AnthropicBedrock`).
+"""Claude through the official SDK: the Anthropic API, or Bedrock (invoke path or Mantle).
 
-SDK retries are off (`max_retries=0`): the client's retry layer is the only one. `temperature`
-is never a typed kwarg (SDK >= 1 rejects it); it goes through `extra_body` and only when the
-request sets it. The skill (system) block carries an explicit `cache_control` when it is long
-enough for the model's prompt-cache minimum (a top-level marker would land on the per-task
-message and pay a cache write every call).
+SDK retries are off (`max_retries=0`): the client's retry layer is the only one. Request
+mapping lives in `anthropic_params`, failure classification in `anthropic_errors`, the Bedrock
+endpoint and version policy in `bedrock`.
 """
 
 from __future__ import annotations
 
-import email.utils
-import json
-import time
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from llm_cache.backends import anthropic_batch, bedrock
+from llm_cache.backends.anthropic_errors import classify_anthropic, classify_batch_error
+from llm_cache.backends.anthropic_params import (
+    CONNECT_TIMEOUT,
+    NO_CACHING,
+    build_params,
+    read_timeout_for,
+    to_response,
+)
+from llm_cache.backends.base import refuse_blank_text
+from llm_cache.batch_records import BatchOptions, BatchStatus, ItemResult
+from llm_cache.errors import LLMFatalError
 from llm_cache.prices import PriceTable, default_prices
-from llm_cache.records import ImageBlock, Request, Response, TextBlock, Usage
+from llm_cache.records import Request, Response
 from llm_cache.retry import RetryDecision
-from llm_cache.spec import ModelSpec
+from llm_cache.spec import ModelSpec, flag
 
-# Characters per token used to decide whether a skill reaches the cache minimum. Deliberately
-# low (real English is ~4): a marker on a too-short prefix is free, a missing one costs reads.
-CHARS_PER_TOKEN_LOWER_BOUND = 3
+__all__ = ["AnthropicBackend", "build_params", "classify_anthropic"]
 
-
-def build_params(
-    request: Request,
-    *,
-    send_model: str,
-    cache_min_tokens: int,
-    extra_body: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The `messages.create` keyword arguments for one request (pure; tested directly)."""
-    params: dict[str, Any] = {
-        "model": send_model,
-        "max_tokens": request.max_tokens,
-        "messages": [
-            {"role": m.role, "content": [_block_param(b) for b in m.content]}
-            for m in request.messages
-        ],
-    }
-    if request.system:
-        block: dict[str, Any] = {"type": "text", "text": request.system}
-        if len(request.system) // CHARS_PER_TOKEN_LOWER_BOUND >= cache_min_tokens:
-            block["cache_control"] = {"type": "ephemeral"}
-        params["system"] = [block]
-    if request.stop:
-        params["stop_sequences"] = list(request.stop)
-    body = dict(extra_body or {})
-    if request.temperature is not None:
-        body["temperature"] = float(request.temperature)
-    if body:
-        params["extra_body"] = body
-    return params
+AUTH_HEADERS = ("bearer", "x-api-key")
+STATUS_TIMEOUT = 60.0  # a batch status is a small JSON object; a stalled poll is retried
+API_HOST = "api.anthropic.com"
+# Environment variables that make the SDK use a Bedrock API key instead of SigV4 signing.
+BEDROCK_KEY_ENV = {"invoke": ("AWS_BEARER_TOKEN_BEDROCK",),
+                   "mantle": ("AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_AWS_API_KEY")}
 
 
-NO_CACHING = 1 << 62  # a minimum no skill reaches
-
-
-def _flag(name: str, value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "on", "yes"):
-        return True
-    if text in ("0", "false", "off", "no"):
-        return False
-    raise ValueError(f"{name}={value!r}: use on or off")
-
-
-def _block_param(block: TextBlock | ImageBlock) -> dict[str, Any]:
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
-    return {"type": "image",
-            "source": {"type": "base64", "media_type": block.media_type, "data": block.data}}
-
-
-def to_response(message: Any) -> Response:
-    usage = message.usage
-    return Response(
-        text="".join(b.text for b in message.content if getattr(b, "type", "") == "text"),
-        stop_reason=message.stop_reason or "end_turn",
-        model=message.model or "",
-        usage=Usage(
-            input_tokens=usage.input_tokens or 0,
-            output_tokens=usage.output_tokens or 0,
-            cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
-            cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-        ),
-    )
-
-
-def _retry_after(headers: Any) -> float | None:
-    if headers is None:
-        return None
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return float(ms) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
+def _importable(name: str) -> bool:
     try:
-        return float(value)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
-
-
-def classify_anthropic(exc: BaseException) -> RetryDecision:
-    import anthropic
-
-    if isinstance(exc, anthropic.APIStatusError):
-        status = exc.status_code
-        after = _retry_after(getattr(exc.response, "headers", None))
-        text = f"HTTP {status} {getattr(exc, 'message', '')}".strip()
-        if status == 429:
-            if after is None:
-                return RetryDecision.no(
-                    f"{text}: 429 without retry-after (spend cap or quota); raise the limit"
-                )
-            return RetryDecision.rate_limit(text, after)
-        if status in (408, 409) or status >= 500:
-            return RetryDecision.transient(text, after)
-        hint = {401: "check the API key", 403: "check the key's permissions",
-                400: "fix the request", 404: "check the model id"}.get(status, "fix the request")
-        return RetryDecision.no(f"{text}; {hint}")
-    if isinstance(exc, anthropic.APIConnectionError):  # includes APITimeoutError
-        return RetryDecision.transient(f"{type(exc).__name__}: {exc}")
-    if isinstance(exc, anthropic.APIResponseValidationError | json.JSONDecodeError):
-        # A truncated or malformed 200 body: the transport failed, the model did not.
-        return RetryDecision.transient(f"malformed response: {type(exc).__name__}")
-    return RetryDecision.no(f"{type(exc).__name__}: {exc}")
+        __import__(name)
+    except ImportError:
+        return False
+    return True
 
 
 class AnthropicBackend:
@@ -147,69 +57,164 @@ class AnthropicBackend:
         api_key: str | None = None,
         base_url: str | None = None,
         aws_region: str | None = None,
-        timeout: float = 600.0,
+        timeout: float | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
         concurrency: int | None = None,
         canonical: str | None = None,
         bedrock_anthropic_version: str | None = None,
+        endpoint: str | None = None,
+        auth_header: str = "bearer",
         prices: PriceTable | None = None,
         prompt_caching: bool = True,
+        batch: BatchOptions | None = None,
     ) -> None:
         if provider not in ("anthropic", "bedrock"):
             raise ValueError(f"provider must be 'anthropic' or 'bedrock', got {provider!r}")
+        if auth_header not in AUTH_HEADERS:
+            raise ValueError(f"auth_header={auth_header!r}: use {' or '.join(AUTH_HEADERS)}")
+        if provider == "anthropic" and (endpoint or bedrock_anthropic_version):
+            raise ValueError("endpoint and bedrock_anthropic_version apply to bedrock: specs only")
+        if provider == "bedrock" and auth_header != "bearer":
+            raise ValueError("auth_header applies to anthropic: specs only")
+        if provider == "bedrock" and batch is not None:
+            raise ValueError(anthropic_batch.BEDROCK_REFUSAL)
         self.model = model
         self.provider = provider
+        self.endpoint = bedrock.endpoint_of(endpoint) if provider == "bedrock" else "api"
+        if self.endpoint == "mantle" and bedrock_anthropic_version is not None:
+            raise ValueError("bedrock_anthropic_version applies to endpoint=invoke only (Mantle "
+                             "takes the version as a header, like the Claude API)")
         self.name = f"{provider}:{model}"
         self.concurrency = concurrency
+        self.batch = batch  # None: every call live; else waves of batch.min_size go as batches
         self._api_key = api_key
         self._base_url = base_url
         self._aws_region = aws_region
-        self._timeout = timeout
+        self._timeout = timeout  # None: scaled to each request's max_tokens
+        self._connect_timeout = connect_timeout
+        self._auth_header = auth_header
         prices = prices or default_prices()
         # prompt_caching=False never marks the skill: for endpoints that reject cache_control.
         self.cache_min_tokens = (prices.cache_min_tokens(canonical or model) if prompt_caching
                                  else NO_CACHING)
-        # SDK 2.x sends anthropic_version 2026-10-21 in Bedrock bodies, which pre-4.7 Bedrock
-        # models reject; the body override is the documented escape hatch.
-        self._extra_body = (
-            {"anthropic_version": bedrock_anthropic_version} if bedrock_anthropic_version else {}
-        )
+        version = (bedrock.body_version(model, bedrock_anthropic_version)
+                   if self.endpoint == "invoke" else None)
+        self.anthropic_version = version  # None: the SDK's own
+        self._extra_body = {"anthropic_version": version} if version else {}
         self._client: Any = None
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, **options: Any) -> AnthropicBackend:
         region = options.pop("region", None) or options.pop("aws_region", None)
-        for name in ("timeout",):
+        options["batch"] = BatchOptions.take(options)
+        for name in ("timeout", "connect_timeout"):
             if name in options:
                 options[name] = float(options[name])
         if "concurrency" in options:
             options["concurrency"] = int(options["concurrency"])
         if "prompt_caching" in options:
-            options["prompt_caching"] = _flag("prompt_caching", options["prompt_caching"])
+            options["prompt_caching"] = flag("prompt_caching", options["prompt_caching"])
         return cls(spec.model, provider=spec.provider, aws_region=region,
                    canonical=spec.canonical, **options)
+
+    # ---- client --------------------------------------------------------------------------
+
+    def _timeout_for(self, request: Request) -> Any:
+        import anthropic
+
+        read = self._timeout if self._timeout is not None else read_timeout_for(
+            request.max_tokens)
+        return anthropic.Timeout(read, connect=min(self._connect_timeout, read))
+
+    def _require_signing_extra(self) -> None:
+        """SigV4 (no Bedrock API key) needs boto3/botocore, which only the extra installs."""
+        if self._api_key is not None or any(os.environ.get(v) for v in BEDROCK_KEY_ENV[
+                self.endpoint]):
+            return
+        missing = [m for m in ("boto3", "botocore") if not _importable(m)]
+        if missing:
+            raise LLMFatalError(
+                f"{self.name}: AWS SigV4 credentials need {' and '.join(missing)}, which are "
+                "not installed: pip install 'stratune[bedrock]' (or set AWS_BEARER_TOKEN_BEDROCK "
+                "to a Bedrock API key)"
+            )
 
     def _make_client(self) -> Any:
         import anthropic
 
-        common: dict[str, Any] = {"max_retries": 0, "timeout": self._timeout}
+        common: dict[str, Any] = {"max_retries": 0,
+                                  "timeout": anthropic.Timeout(600.0, connect=self._connect_timeout)}
         if self._base_url is not None:
             common["base_url"] = self._base_url
         if self.provider == "bedrock":
-            return anthropic.AsyncAnthropicBedrock(
-                aws_region=self._aws_region, api_key=self._api_key, **common
-            )
+            self._require_signing_extra()
+            if self.endpoint == "mantle":
+                mantle = getattr(anthropic, "AsyncAnthropicBedrockMantle", None)
+                if mantle is None:
+                    raise LLMFatalError(
+                        f"{self.name}: endpoint=mantle needs an anthropic SDK with "
+                        f"AnthropicBedrockMantle (installed: {anthropic.__version__}); "
+                        "pip install -U 'anthropic>=2'"
+                    )
+                return mantle(aws_region=self._aws_region, api_key=self._api_key, **common)
+            return anthropic.AsyncAnthropicBedrock(aws_region=self._aws_region,
+                                                   api_key=self._api_key, **common)
+        if self._auth_header == "x-api-key":
+            key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
+            if not key:
+                raise LLMFatalError(f"{self.name}: auth_header=x-api-key needs a key: set "
+                                    "ANTHROPIC_API_KEY or pass api_key=")
+            # The key goes in x-api-key only; SDK 2.x would add 'Authorization: Bearer'.
+            headers = {"x-api-key": key, "Authorization": anthropic.Omit()}
+            return anthropic.AsyncAnthropic(api_key=key, default_headers=headers, **common)
         return anthropic.AsyncAnthropic(api_key=self._api_key, **common)
 
-    async def acomplete(self, request: Request) -> Response:
+    # ---- Backend protocol ----------------------------------------------------------------
+
+    def _sdk(self) -> Any:
         if self._client is None:
             self._client = self._make_client()
+        return self._client
+
+    async def acomplete(self, request: Request) -> Response:
+        refuse_blank_text(request, self.name)
         params = build_params(request, send_model=self.model,
                               cache_min_tokens=self.cache_min_tokens, extra_body=self._extra_body)
-        message = await self._client.messages.create(**params)
+        message = await self._sdk().messages.create(**params, timeout=self._timeout_for(request))
         return to_response(message)
 
+    # ---- BatchBackend protocol (llm_cache.batch) -----------------------------------------
+
+    async def batch_create(self, items: Sequence[tuple[str, Request]]) -> str:
+        for _, request in items:
+            refuse_blank_text(request, self.name)
+        params = [(custom_id, anthropic_batch.batch_params(
+            request, send_model=self.model, cache_min_tokens=self.cache_min_tokens,
+            extra_body=self._extra_body)) for custom_id, request in items]
+        return await anthropic_batch.create(self._sdk(), params)
+
+    async def batch_status(self, batch_id: str) -> BatchStatus:
+        import anthropic
+
+        batch = await self._sdk().messages.batches.retrieve(
+            batch_id, timeout=anthropic.Timeout(STATUS_TIMEOUT, connect=self._connect_timeout))
+        return anthropic_batch.to_status(batch)
+
+    async def batch_results(self, batch_id: str) -> list[ItemResult]:
+        return await anthropic_batch.results(self._sdk(), batch_id)
+
+    def classify_item(self, error: Mapping[str, Any]) -> RetryDecision:
+        return classify_batch_error(error, proxy=self._proxy(), auth_header=self._auth_header)
+
+    def _proxy(self) -> str | None:
+        if self.provider != "anthropic":
+            return None
+        url = (str(self._client.base_url) if self._client is not None
+               else self._base_url or os.environ.get("ANTHROPIC_BASE_URL"))
+        return url if url and API_HOST not in url else None
+
     def classify(self, exc: BaseException) -> RetryDecision:
-        return classify_anthropic(exc)
+        return classify_anthropic(exc, proxy=self._proxy(), auth_header=self._auth_header)
 
     async def aclose(self) -> None:
         if self._client is not None:

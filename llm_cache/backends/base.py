@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from llm_cache.records import Request, Response
+from llm_cache.errors import LLMFatalError
+from llm_cache.records import Request, Response, TextBlock
 from llm_cache.retry import RetryDecision
 
 
@@ -25,3 +26,31 @@ class Backend(Protocol):
     async def aclose(self) -> None:
         """Release clients bound to the event loop that ran the calls."""
         ...
+
+
+class BlankTextError(LLMFatalError):
+    """A request holds an empty or whitespace-only text block; it was not sent."""
+
+
+def refuse_blank_text(request: Request, backend: str) -> None:
+    """Raise before sending a message with no content or a blank text block.
+
+    The Messages API answers both with a 400 ("text content blocks must contain non-whitespace
+    text"), which would stop a paid run mid-round; refusing here names the message instead.
+    A blank system prompt is not refused: every backend treats it as no system prompt.
+    """
+    for number, message in enumerate(request.messages, 1):
+        blank = not message.content or any(
+            isinstance(block, TextBlock) and not block.text.strip() for block in message.content
+        )
+        if blank:
+            raise BlankTextError(
+                f"{backend} call to {request.model} ({request.kind.value}): message {number} "
+                f"({message.role}) is empty or whitespace only; the Messages API refuses that "
+                "with a 400, so nothing was sent or cached"
+            )
+
+
+def system_text(request: Request) -> str | None:
+    """The system prompt to send, or None when it is empty or whitespace only."""
+    return request.system if request.system.strip() else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from llm_cache.backends.base import refuse_blank_text
 from llm_cache.errors import LLMFatalError, TransientLLMError
 from llm_cache.records import Request, Response
 from llm_cache.retry import RetryDecision
@@ -26,6 +27,9 @@ class FunctionBackend:
         self.concurrency = concurrency
 
     async def acomplete(self, request: Request) -> Response:
+        # Scripted models get the same check as real ones, so the toy world catches a blank
+        # message before a paid run would.
+        refuse_blank_text(request, self.name)
         response = self.fn(request)
         if not isinstance(response, Response):
             raise LLMFatalError(

@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from llm_cache.backends.base import refuse_blank_text, system_text
 from llm_cache.errors import LLMFatalError
 from llm_cache.records import Request, Response, Usage
 from llm_cache.retry import RetryDecision
@@ -78,11 +79,13 @@ class LlamaCppBackend:
         return self._llm
 
     def complete_sync(self, request: Request) -> Response:
+        refuse_blank_text(request, self.name)
+        system = system_text(request)
         with self._lock:
             llm = self._model()
             messages = _chat_messages(request)
-            if self.mode == "snapshot" and request.system:
-                llm.load_state(self._prefix_state(llm, request.system))
+            if self.mode == "snapshot" and system is not None:
+                llm.load_state(self._prefix_state(llm, system))
             else:
                 llm.reset()
             temperature = 0.0 if request.temperature is None else float(request.temperature)
@@ -145,6 +148,7 @@ class LlamaCppBackend:
 
 
 def _chat_messages(request: Request) -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": request.system}] if request.system else []
+    system = system_text(request)
+    messages = [{"role": "system", "content": system}] if system is not None else []
     messages += [{"role": m.role, "content": m.text()} for m in request.messages]
     return messages

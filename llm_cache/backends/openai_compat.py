@@ -10,6 +10,7 @@ import json
 import os
 from typing import Any
 
+from llm_cache.backends.base import refuse_blank_text, system_text
 from llm_cache.records import ImageBlock, Request, Response, TextBlock, Usage
 from llm_cache.retry import RetryDecision
 from llm_cache.spec import ModelSpec
@@ -33,8 +34,8 @@ def chat_url(base_url: str) -> str:
 
 def build_body(request: Request, *, send_model: str) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
-    if request.system:
-        messages.append({"role": "system", "content": request.system})
+    if (system := system_text(request)) is not None:
+        messages.append({"role": "system", "content": system})
     for m in request.messages:
         if all(isinstance(b, TextBlock) for b in m.content):
             messages.append({"role": m.role, "content": m.text()})
@@ -78,6 +79,7 @@ class OpenAICompatBackend:
         base_url: str,
         api_key: str | None = None,
         timeout: float = 600.0,
+        connect_timeout: float = 5.0,
         concurrency: int | None = None,
     ) -> None:
         self.model = model
@@ -87,13 +89,16 @@ class OpenAICompatBackend:
         self._url = chat_url(base_url)
         # Local servers need no key; hosted gateways read it from the usual variable.
         self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        # Read timeout for slow local servers; a dead host fails in seconds, not minutes.
         self._timeout = timeout
+        self._connect_timeout = min(connect_timeout, timeout)
         self._client: Any = None
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, **options: Any) -> OpenAICompatBackend:
-        if "timeout" in options:
-            options["timeout"] = float(options["timeout"])
+        for name in ("timeout", "connect_timeout"):
+            if name in options:
+                options[name] = float(options[name])
         if "concurrency" in options:
             options["concurrency"] = int(options["concurrency"])
         return cls(spec.model, **options)
@@ -101,8 +106,10 @@ class OpenAICompatBackend:
     async def acomplete(self, request: Request) -> Response:
         import httpx2
 
+        refuse_blank_text(request, self.name)
         if self._client is None:
-            self._client = httpx2.AsyncClient(timeout=self._timeout)
+            self._client = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(self._timeout, connect=self._connect_timeout))
         headers = {"content-type": "application/json"}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-import attrs
 from attrs import frozen
 
 from replay.grid.cells import CELL_FILE
-from replay.serde import manifest_to_data
+from replay.serde import manifest_to_data, trace_converter
 from replay.trace import RunDir
 from stratune_core.config import Config
 from stratune_core.errors import ConfigError
@@ -27,7 +27,6 @@ SELECTOR_LABELS = {
     "bandit:ucb1": "Bandit, UCB1", "bandit:thompson": "Bandit, Thompson",
 }
 ABLATION_FIELDS = ("selector", "forms", "operator", "history", "validation", "final_selection")
-_PAPER = attrs.asdict(Config())
 
 
 @frozen(kw_only=True)
@@ -86,11 +85,16 @@ class Run:
         return str(self.path)
 
 
+@cache
+def _paper() -> dict[str, Any]:
+    return trace_converter().unstructure(Config())  # as a manifest writes it
+
+
 def method_of(run: Run) -> str:
     """The paper's name for what this run changes against the full method; else the grid's
     ablation name, else the changed fields."""
     config = run.config
-    diffs = [f for f in ABLATION_FIELDS if config.get(f) != _PAPER[f]]
+    diffs = [f for f in ABLATION_FIELDS if config.get(f) != _paper()[f]]
     profile = run.manifest.get("profile", "paper")
     if not diffs:
         return METHOD if profile == "paper" else f"{METHOD} ({profile} profile)"

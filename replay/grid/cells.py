@@ -12,10 +12,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from replay.grid.spec import Ablation, GridError, GridSpec, PairEntry, TaskEntry
-from replay.options import RunOptions, build_config, new_manifest, replay_sequence
+from replay.options import RunOptions, build_config, new_manifest
 from replay.trace import RunDir
 from stratune_core.errors import StraTuneError
 from stratune_core.task import Task
@@ -78,15 +79,19 @@ def expand(spec: GridSpec, root: Path) -> tuple[Cell, ...]:
 def check(spec: GridSpec, cells: Sequence[Cell], root: Path,
           load_task: Callable[[Cell], Task]) -> None:
     """Build each cell's config and task, and compare existing cells with their definition."""
-    from replay.runner import _check_same_run  # the refusal message `train` gives
+    from replay.runner import _previous_run  # the refusal message `train` gives
 
     tasks_seen: set[str] = set()
     for cell in cells:
+        waiting = cell.depends_on is not None and not finished(root / cell.depends_on, False)
         try:
-            config = build_config(cell.options)
+            # A replay cell whose source has not run yet is checked with another selector: its
+            # sequence does not exist yet, everything else must already be right.
+            config = build_config(_without_replay(cell.options) if waiting else cell.options)
         except StraTuneError as exc:
+            what = str(exc).removeprefix("command line: ")  # the grid file is the source
             raise GridError(f"{spec.path}: ablations.{cell.ablation} with pairs.{cell.pair}: "
-                            f"{exc}") from None
+                            f"{what}") from None
         if cell.task not in tasks_seen:
             tasks_seen.add(cell.task)
             try:
@@ -94,16 +99,18 @@ def check(spec: GridSpec, cells: Sequence[Cell], root: Path,
             except StraTuneError as exc:
                 raise GridError(f"{spec.path}: tasks.{cell.task}: {exc}") from None
         run_dir = RunDir.at(cell.path(root))
-        if not run_dir.exists():
-            continue
-        if cell.depends_on is not None and not finished(root / cell.depends_on, False):
-            continue  # the source cell is not finished; `train` checks this cell when it runs
-        manifest = new_manifest(cell.options, config, replay_sequence(config))
+        if waiting or not run_dir.exists():
+            continue  # `train` checks a waiting cell when it runs
         try:
-            _check_same_run(run_dir, manifest)
+            _previous_run(run_dir, new_manifest(cell.options, config))
         except StraTuneError as exc:
             raise GridError(f"cell {cell.id}: {exc}; or restore the grid file's definition "
                             "of this cell") from None
+
+
+def _without_replay(options: RunOptions) -> RunOptions:
+    overrides = tuple((k, "llm" if k == "selector" else v) for k, v in options.overrides)
+    return attrs.evolve(options, overrides=overrides)
 
 
 def finished(path: Path, test_eval: bool) -> bool:

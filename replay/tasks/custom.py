@@ -22,13 +22,20 @@ import re
 import sys
 from pathlib import Path
 
+from llm_cache.records import Response
 from replay.tasks import files
 from replay.tasks.docvqa import guard_image
 from stratune_core.errors import ConfigError, TaskDataError
 from stratune_core.records import Sample
 from stratune_core.tasks.common import Placement, Splits
 from stratune_core.tasks.custom import CustomItem, CustomTask
-from stratune_core.tasks.custom_scorers import Scorer, builtin_scorer, golds, last_number
+from stratune_core.tasks.custom_scorers import (
+    BUILTIN,
+    Scorer,
+    builtin_scorer,
+    golds,
+    last_number,
+)
 from stratune_core.tasks.livemath import LABELS
 
 DEFAULT_SKILL = "Complete the task. Put the final answer inside <answer>...</answer> tags."
@@ -63,9 +70,15 @@ def resolve_scorer(spec: str) -> Scorer:
 
 
 def _check_expected(expected: object, scorer: Scorer, where: str) -> None:
-    if expected is None or expected == [] or (isinstance(expected, dict)):
+    if expected is None or expected == [] or isinstance(expected, dict):
         raise TaskDataError(f"{where}: field 'expected': give a string, a number or a list")
+    if isinstance(expected, list) and not all(isinstance(e, str | int | float) for e in expected):
+        raise TaskDataError(f"{where}: field 'expected': a list of accepted answers holds "
+                            "strings or numbers only")
     for gold in golds(expected):
+        if not gold.strip():
+            raise TaskDataError(f"{where}: field 'expected': empty; give the answer that "
+                                "counts as right")
         if scorer.name == "regex":
             try:
                 re.compile(gold)
@@ -83,6 +96,8 @@ def _sample(row: object, path: Path, lineno: int, scorer: Scorer) -> tuple[str |
     if not sid:
         raise TaskDataError(f"{where}: field 'id': empty")
     text = files.field(row, "input", str, where)
+    if not text.strip():
+        raise TaskDataError(f"{where}: field 'input': empty; give the text the model answers")
     if "expected" not in row:
         raise TaskDataError(f"{where}: field 'expected': missing")
     _check_expected(row["expected"], scorer, where)
@@ -136,8 +151,9 @@ def load(spec: str | Path, *, scorer: str | None = None, placement: str = "syste
         if not parts[split]:
             raise TaskDataError(f"{where[split]}: empty split {split!r}; field 'split' needs "
                                 f"at least one {split} line")
-    skill = skill_file.read_text(encoding="utf-8").strip() if skill_file.is_file() else DEFAULT_SKILL
-    return CustomTask(
+    skill = files.read_text(skill_file, "initial skill").strip() if skill_file.is_file() \
+        else DEFAULT_SKILL
+    task = CustomTask(
         name=name or (path.name if path.is_dir() else path.stem),
         splits=Splits(name=str(path), train=files.limited(tuple(parts["train"]), limit),
                       test=files.limited(tuple(parts["test"]), limit)),
@@ -146,3 +162,16 @@ def load(spec: str | Path, *, scorer: str | None = None, placement: str = "syste
         placement=Placement.parse(placement),
         max_tokens=max_tokens,
     )
+    if chosen.name.partition(":")[0] not in BUILTIN:  # module:function, the user's code
+        _try_scorer(task)
+    return task
+
+
+def _try_scorer(task: CustomTask) -> None:
+    """Call the user's scorer on the first training sample, with its own expected answer and
+    with an empty reply, before anything is spent: a scorer that raises or returns something
+    other than a number in [0, 1] is refused now, not after the budget is paid."""
+    sample = task.split("train")[0]
+    item: CustomItem = sample.payload
+    for reply in (f"<answer>{golds(item.expected)[0]}</answer>", ""):
+        task.score(sample, (Response(text=reply),))

@@ -4,8 +4,9 @@
 Every shard is checked before any is read, so a missing one fails the load with its name.
 Reading parquet needs pyarrow (the optional `docvqa` extra). Strata = qlen_bucket.
 
-Image guard (notes §8.2): a page that is not PNG, is larger than 3.5 MB or has a side over
-7500 px is resized to fit 7500 px, then shrunk by 0.75 (LANCZOS) until its PNG is <= 3.5 MB.
+Image guard (the released code's limits): a page that is not PNG, is larger than 3.5 MB or has
+a side over 7500 px is resized to fit 7500 px, then shrunk by 0.75 (LANCZOS) until its PNG is
+<= 3.5 MB.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from typing import Any
 from PIL import Image
 
 from replay.tasks import files
+from replay.tasks.benchmark import load_benchmark
 from stratune_core.errors import TaskDataError
 from stratune_core.records import Sample
 from stratune_core.tasks import anls
-from stratune_core.tasks.common import Placement, Splits
 from stratune_core.tasks.docvqa import DocVQAItem, DocVQATask
 
 FOLDER = "DocVQA/dev"
@@ -132,14 +133,5 @@ def load_split(root: Path, split: str, strata: dict[str, str]) -> tuple[Sample, 
 def load(
     data_dir: str | Path | None, *, placement: str = "system", limit: int | None = None
 ) -> DocVQATask:
-    root = files.data_root(data_dir)
-    strata = files.strata(root, "docvqa", ("qlen_bucket",))
-    return DocVQATask(
-        splits=Splits(
-            name="docvqa",
-            train=files.limited(load_split(root, "train", strata), limit),
-            test=files.limited(load_split(root, "test", strata), limit),
-        ),
-        initial_skill=files.initial_skill(root, "docvqa"),
-        placement=Placement.parse(placement),
-    )
+    return load_benchmark(DocVQATask, data_dir, strata=("qlen_bucket",), load_split=load_split,
+                          placement=placement, limit=limit)

@@ -40,9 +40,26 @@ def require_file(path: Path, what: str) -> Path:
     return path
 
 
-def read_json(path: Path, what: str = "file") -> Any:
+def read_text(path: Path, what: str = "file") -> str:
+    """The file as UTF-8 text; anything else is an error naming the line and the byte."""
     require_file(path, what)
-    text = path.read_text(encoding="utf-8")
+    return _decode(path.read_bytes(), path, 1)
+
+
+def _decode(data: bytes, path: Path, first_line: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + data.count(b"\n", 0, exc.start)
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise TaskDataError(
+            f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}); "
+            "save the file as UTF-8"
+        ) from None
+
+
+def read_json(path: Path, what: str = "file") -> Any:
+    text = read_text(path, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -55,17 +72,23 @@ def read_jsonl(path: Path, what: str = "file") -> tuple[tuple[int, Any], ...]:
     """(line number, value) of every non-blank line; any malformed line fails the whole file."""
     require_file(path, what)
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((lineno, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise TaskDataError(
-                    f"{path}:{lineno}: invalid JSON at column {exc.colno} ({exc.msg})"
-                ) from None
+    for lineno, raw in enumerate(path.read_bytes().splitlines(), start=1):
+        line = _decode(raw, path, lineno)
+        if not line.strip():
+            continue
+        try:
+            rows.append((lineno, json.loads(line, parse_constant=_not_json)))
+        except RecursionError:
+            raise TaskDataError(f"{path}:{lineno}: invalid JSON (nested too deeply)") from None
+        except ValueError as exc:  # JSONDecodeError, or NaN/Infinity refused
+            where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise TaskDataError(f"{path}:{lineno}: invalid JSON{where} ({msg})") from None
     return tuple(rows)
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def field(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -128,7 +151,7 @@ def initial_skill(root: Path | None, ds: str) -> str:
     if root is not None:
         for path in _beside(root, f"initial_skills/{ds}.txt"):
             if path.is_file():
-                return path.read_text(encoding="utf-8").strip()
+                return read_text(path, "initial skill").strip()
     bundled = resources.files("replay.data").joinpath("initial_skills", f"{ds}.txt")
     return bundled.read_text(encoding="utf-8").strip()
 

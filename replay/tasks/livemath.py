@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from replay.tasks import files
+from replay.tasks.benchmark import load_benchmark
 from stratune_core.errors import TaskDataError
 from stratune_core.records import Sample
-from stratune_core.tasks.common import Placement, Splits
 from stratune_core.tasks.livemath import LABELS, LiveMathItem, LiveMathTask
 
 FOLDER = "LiveMathematicianBench"
@@ -72,12 +72,5 @@ def load_split(root: Path, split: str, strata: dict[str, str]) -> tuple[Sample, 
 def load(
     data_dir: str | Path | None, *, placement: str = "system", limit: int | None = None
 ) -> LiveMathTask:
-    root = files.data_root(data_dir)
-    strata = files.strata(root, "livemath", ("month",))
-    train = files.limited(load_split(root, "train", strata), limit)
-    test = files.limited(load_split(root, "test", strata), limit)
-    return LiveMathTask(
-        splits=Splits(name="livemath", train=train, test=test),
-        initial_skill=files.initial_skill(root, "livemath"),
-        placement=Placement.parse(placement),
-    )
+    return load_benchmark(LiveMathTask, data_dir, strata=("month",), load_split=load_split,
+                          placement=placement, limit=limit)

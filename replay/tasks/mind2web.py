@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from replay.tasks import files
+from replay.tasks.benchmark import load_benchmark
 from stratune_core.errors import TaskDataError
 from stratune_core.records import Sample
-from stratune_core.tasks.common import Placement, Splits
 from stratune_core.tasks.mind2web import Mind2WebTask
 from stratune_core.tasks.mind2web_records import Mind2WebItem, parse_record
 
@@ -66,14 +66,5 @@ def load_split(root: Path, split: str, strata: dict[str, str]) -> tuple[Sample, 
 def load(
     data_dir: str | Path | None, *, placement: str = "system", limit: int | None = None
 ) -> Mind2WebTask:
-    root = files.data_root(data_dir)
-    strata = files.strata(root, "mind2web", ("website", "steps_bucket"))
-    return Mind2WebTask(
-        splits=Splits(
-            name="mind2web",
-            train=files.limited(load_split(root, "train", strata), limit),
-            test=files.limited(load_split(root, "test", strata), limit),
-        ),
-        initial_skill=files.initial_skill(root, "mind2web"),
-        placement=Placement.parse(placement),
-    )
+    return load_benchmark(Mind2WebTask, data_dir, strata=("website", "steps_bucket"),
+                          load_split=load_split, placement=placement, limit=limit)

@@ -1,20 +1,23 @@
-"""SpreadsheetBench: one Python program per task, run per case in the sandbox (notes §8.4).
+"""SpreadsheetBench: one Python program per task, run per case in the sandbox (docs/design.md,
+"Tasks").
 
 Layout: `<data>/SpreadsheetBench/{train,test}/tasks.json` (+ task_ids.json) with workbooks in
 `<split>/<dir>/` (`dir` = "spreadsheet/<id>"). Every case's input and answer workbook is checked
 at load time. The preview shown to the model is built at load time too, so `requests` is pure.
 
 Scoring: the program (first fenced block, else the whole answer; its own INPUT_PATH= /
-OUTPUT_PATH= lines dropped) runs once per case in a fresh sandbox directory; a case passes when
+OUTPUT_PATH= lines dropped) runs once per case in the sandbox (`replay.tasks.sandbox`: it sees
+a copy of the input and a fresh work directory, never the answer workbook); a case passes when
 the run exits 0, writes OUTPUT_PATH and every answer cell equals the gold (rules in
-`stratune_core.tasks.spreadsheet_compare`). Score = 1 only if all cases pass; aux = mean cell
-accuracy. Strata = instruction_type|ilen_bucket.
+`stratune_core.tasks.spreadsheet_compare`, read in a limited subprocess by `workbook_check`).
+Score = 1 only if all cases pass; aux = mean cell accuracy. Strata = instruction_type|ilen_bucket.
+Loading refuses, in one line naming what to install, on a machine with no sandbox tier.
 """
 
 from __future__ import annotations
 
-import io
 import re
+import tempfile
 from pathlib import Path
 
 import openpyxl
@@ -22,11 +25,13 @@ from attrs import field, frozen
 
 from llm_cache.records import Request, Response
 from replay.tasks import files
-from replay.tasks.sandbox import DEFAULT_LIMITS, Limits, run_python
+from replay.tasks.sandbox import DEFAULT_LIMITS, Limits, TierName, choose, run_python
+from replay.tasks.sandbox.layout import visible_to_program
+from replay.tasks.workbook_check import DEFAULT_CHECK_LIMITS, CheckLimits, check, gold_cells
 from stratune_core.errors import TaskDataError
 from stratune_core.records import Sample, Score, TaskInfo
 from stratune_core.tasks.common import Placement, Splits, head, target_request
-from stratune_core.tasks.spreadsheet_compare import CellReport, Workbook, compare
+from stratune_core.tasks.spreadsheet_compare import CellReport
 
 FOLDER = "SpreadsheetBench"
 MAX_TOKENS = 16384
@@ -88,30 +93,20 @@ def extract_code(text: str) -> str:
     return _PATH_LINE.sub("", code)
 
 
-def cells(data: bytes | Path) -> Workbook:
-    source = io.BytesIO(data) if isinstance(data, bytes) else data
-    wb = openpyxl.load_workbook(source, data_only=True)
-    return {
-        ws.title: {
-            (c.row, c.column): c.value for row in ws.iter_rows() for c in row if c.value is not None
-        }
-        for ws in wb.worksheets
-    }
-
-
-def _case_report(code: str, item: SpreadsheetItem, case: Case, limits: Limits) -> CellReport:
+def _case_report(code: str, item: SpreadsheetItem, case: Case, task: SpreadsheetTask) -> CellReport:
+    tier = choose(task.sandbox)
     result = run_python(code, inputs={case.input_path.name: case.input_path},
-                        input_name=case.input_path.name, limits=limits)
+                        input_name=case.input_path.name, limits=task.limits, tier=tier)
     out = result.output("output.xlsx")
     if not result.ok or out is None:
-        why = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        why = ("timed out" if result.timed_out else result.limit
+               or f"exit {result.exit_code}")
         last = (result.stderr.strip().splitlines() or ["no output workbook written"])[-1]
         return CellReport(correct=0, total=0, error=f"program failed ({why}): {last[:160]}")
-    try:
-        got = cells(out)
-    except Exception as exc:  # any openpyxl failure means an unreadable output workbook
-        return CellReport(correct=0, total=0, error=f"output workbook unreadable: {exc!s:.120}")
-    return compare(item.answer_position, cells(case.gold_path), got)
+    with tempfile.TemporaryDirectory(prefix="stratune-check-") as tmp:
+        written = Path(tmp) / "output.xlsx"
+        written.write_bytes(out)
+        return check(item.answer_position, case.gold_path, written, limits=task.check_limits)
 
 
 @frozen(kw_only=True)
@@ -121,6 +116,8 @@ class SpreadsheetTask:
     placement: Placement = field(default=Placement.SYSTEM, converter=Placement.parse)
     max_tokens: int = MAX_TOKENS
     limits: Limits = DEFAULT_LIMITS
+    check_limits: CheckLimits = DEFAULT_CHECK_LIMITS
+    sandbox: TierName | None = None  # None: the strongest tier this machine offers
 
     @property
     def info(self) -> TaskInfo:
@@ -138,7 +135,7 @@ class SpreadsheetTask:
     def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
         item: SpreadsheetItem = sample.payload
         code = extract_code(responses[0].text if responses else "")
-        reports = [_case_report(code, item, case, self.limits) for case in item.cases]
+        reports = [_case_report(code, item, case, self) for case in item.cases]
         passed = all(r.passed for r in reports)
         accuracy = sum(r.correct / r.total if r.total else 0.0 for r in reports) / len(reports)
         problems = []
@@ -159,12 +156,9 @@ class SpreadsheetTask:
 
     def expected(self, sample: Sample) -> str:
         item: SpreadsheetItem = sample.payload
-        try:
-            gold = cells(item.cases[0].gold_path)
-        except Exception:  # feedback only: a gold file that cannot be read shows nothing
+        shown = gold_cells(item.answer_position, item.cases[0].gold_path)
+        if not shown:  # feedback only: a gold file that cannot be read shows nothing
             return f"cells {item.answer_position} as in the answer workbook"
-        shown = [f"{s}!{r},{c}={v!r:.30}" for s, sheet in gold.items()
-                 for (r, c), v in list(sheet.items())[:8]]
         return head(f"answer cells {item.answer_position}: " + "; ".join(shown), 300)
 
 
@@ -178,6 +172,9 @@ def _case(raw: object, task_dir: Path, where: str) -> Case:
             raise TaskDataError(f"{where}: field {key!r}: workbook {path} not found; SpreadsheetBench "
                                 "workbooks ship as spreadsheet.tar.gz with the full data")
         paths.append(path)
+    if visible_to_program(paths[1]):
+        raise TaskDataError(f"{where}: answer workbook {paths[1]} lies inside a directory the "
+                            "sandboxed program can read; move the data directory out of it")
     return Case(number=number, input_path=paths[0], gold_path=paths[1])
 
 
@@ -215,7 +212,8 @@ def load_split(root: Path, split: str, strata: dict[str, str]) -> tuple[Sample, 
 
 
 def load(data_dir: str | Path | None, *, placement: str = "system", limit: int | None = None,
-         limits: Limits = DEFAULT_LIMITS) -> SpreadsheetTask:
+         limits: Limits = DEFAULT_LIMITS, sandbox: TierName | None = None) -> SpreadsheetTask:
+    choose(sandbox)  # refuse now, in one line, if no sandbox can run the programs
     root = files.data_root(data_dir)
     strata = files.strata(root, "spreadsheetbench", ("instruction_type", "ilen_bucket"))
     return SpreadsheetTask(
@@ -225,4 +223,5 @@ def load(data_dir: str | Path | None, *, placement: str = "system", limit: int |
         initial_skill=files.initial_skill(root, "spreadsheetbench"),
         placement=Placement.parse(placement),
         limits=limits,
+        sandbox=sandbox,
     )

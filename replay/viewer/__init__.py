@@ -12,10 +12,12 @@ from rich.text import Text
 
 from replay.serde import Manifest
 from replay.viewer.charts import strip_by_round, trajectory
+from replay.viewer.costs import cost_table
 from replay.viewer.detail import candidate_detail, round_detail
 from replay.viewer.events_log import event_line
 from replay.viewer.model import RunView, build_view
-from replay.viewer.tables import cost_table, header, round_table
+from replay.viewer.rounds import round_table
+from replay.viewer.tables import header
 
 __all__ = ["RunView", "build_view", "candidate_detail", "event_line", "round_detail", "summary"]
 
@@ -26,7 +28,7 @@ def summary(view: RunView, manifest: Manifest | None = None,
     """Header, round table, trajectory and operator strip, token/cost table."""
     return Group(
         Rule(Text("StraTune run", style="bold")),
-        header(view, manifest, evaluation),
+        header(view, manifest, evaluation, usage),
         Text(""),
         round_table(view),
         Text(""),

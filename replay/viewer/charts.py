@@ -11,7 +11,6 @@ from replay.viewer.style import STRATEGY_STYLE
 
 HEIGHT = 9  # odd, so the middle row is 0.50
 WIDTH = 64
-LABEL = 6  # width of the y-axis labels
 
 
 def _column(spent: int, limit: int, width: int) -> int:

@@ -7,7 +7,6 @@ from rich.text import Text
 from stratune_core.enums import Form, Strategy, Verdict
 
 STRATEGY_STYLE = {Strategy.I1: "cyan", Strategy.I2: "green", Strategy.I3: "magenta"}
-STRATEGY_NAME = {Strategy.I1: "direct", Strategy.I2: "refine", Strategy.I3: "parallel"}
 
 VERDICT_STYLE = {
     Verdict.ACCEPTED: "bold green",

@@ -1,4 +1,5 @@
-"""One comparison of final skill selection (paper App. B, SPEC §4.7) and the 60/40 split."""
+"""One comparison of final skill selection and the 60/40 split (paper App. B; docs/design.md,
+"Final skill selection")."""
 
 from __future__ import annotations
 
@@ -8,14 +9,11 @@ from stratune_core.config import Config
 from stratune_core.enums import Stage
 from stratune_core.errors import CoreInvariantError
 from stratune_core.evaluation.gates import (
-    Gate,
     Outcome,
     gain_at_least,
     gain_positive,
-    losses_among_changes,
     outcome,
-    regressions_among_solved,
-    wins_not_below_losses,
+    regression_gates,
 )
 from stratune_core.evaluation.paired import paired_stats
 
@@ -31,14 +29,6 @@ def split_final_set(
         return (), ()
     cut = max(1, int(frac * len(ids)))
     return ids[:cut], ids[cut:]
-
-
-def _regression_gates(config: Config) -> tuple[Gate, ...]:
-    return (
-        wins_not_below_losses,
-        regressions_among_solved(config.lb_limit, config.z),
-        losses_among_changes(config.lb_limit, config.z),
-    )
 
 
 def final_compare(
@@ -70,7 +60,7 @@ def final_compare(
         d_uses_delta=False,
     )
     threshold = max(config.final_gain_floor, sel.m_tilde / sel.n if sel.n else 0.0)
-    regression = _regression_gates(config)
+    regression = regression_gates(config.lb_limit, config.z)
     return (
         outcome(Stage.FINAL_SELECTION, sel, threshold, (gain_at_least(threshold), *regression)),
         outcome(Stage.FINAL_CONFIRMATION, conf, 0.0, (gain_positive, *regression)),

@@ -1,4 +1,4 @@
-"""Small named gates and the loop that runs them (STYLE §5: a decision is a tuple of gates).
+"""Small named gates and the loop that runs them: a stage's decision is a tuple of gates.
 
 A gate is a callable `PairedStats -> Check`. Stages differ only in which gates they list, so an
 ablation or a profile swaps tuple entries instead of adding branches.
@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 
 from attrs import field, frozen
 
-from stratune_core.enums import Reason, Stage
-from stratune_core.evaluation.paired import DIFF_TOL, PairedStats
+from stratune_core.enums import CheckName, Reason, Stage
+from stratune_core.evaluation.paired import DIFF_TOL, PairedStats, RegressionCounts
 from stratune_core.evaluation.wilson import wilson_lower_bound
 
 
@@ -19,7 +19,7 @@ from stratune_core.evaluation.wilson import wilson_lower_bound
 class Check:
     """One gate's verdict: `value` compared with `limit`; `reason` names the failure."""
 
-    name: str
+    name: CheckName = field(converter=CheckName)
     passed: bool
     value: float
     limit: float
@@ -53,7 +53,7 @@ def gain_at_least(threshold: float) -> Gate:
     def gate(stats: PairedStats) -> Check:
         # DIFF_TOL: a binary gain of exactly one net sample must meet eps_s = 1/|Q| after rounding
         return Check(
-            name="gain",
+            name=CheckName.GAIN,
             passed=stats.gain >= threshold - DIFF_TOL,
             value=stats.gain,
             limit=threshold,
@@ -65,7 +65,7 @@ def gain_at_least(threshold: float) -> Gate:
 
 def gain_positive(stats: PairedStats) -> Check:
     return Check(
-        name="gain_positive",
+        name=CheckName.GAIN_POSITIVE,
         passed=stats.gain > DIFF_TOL,
         value=stats.gain,
         limit=0.0,
@@ -75,7 +75,7 @@ def gain_positive(stats: PairedStats) -> Check:
 
 def wins_not_below_losses(stats: PairedStats) -> Check:
     return Check(
-        name="wins_vs_losses",
+        name=CheckName.WINS_VS_LOSSES,
         passed=stats.wins >= stats.losses,
         value=float(stats.wins - stats.losses),
         limit=0.0,
@@ -83,37 +83,36 @@ def wins_not_below_losses(stats: PairedStats) -> Check:
     )
 
 
-def regressions_among_solved(limit: float, z: float) -> Gate:
-    """LB(D, S) <= limit; with S = 0 the bound is 0 and the check passes."""
+def _regression_bound(
+    name: CheckName, reason: Reason, limit: float, z: float, trials: Callable[[RegressionCounts], int]
+) -> Gate:
+    """LB(D, trials) <= limit: the Wilson lower bound of the regression rate."""
 
     def gate(stats: PairedStats) -> Check:
-        lb = wilson_lower_bound(stats.counts.D, stats.counts.S, z)
-        return Check(
-            name="lb_d_s",
-            passed=lb <= limit,
-            value=lb,
-            limit=limit,
-            reason=Reason.REGRESSIONS_AMONG_SOLVED,
-        )
+        lb = wilson_lower_bound(stats.counts.D, trials(stats.counts), z)
+        return Check(name=name, passed=lb <= limit, value=lb, limit=limit, reason=reason)
 
     return gate
+
+
+def regressions_among_solved(limit: float, z: float) -> Gate:
+    """LB(D, S) <= limit; with S = 0 the bound is 0 and the check passes."""
+    return _regression_bound(
+        CheckName.LB_D_S, Reason.REGRESSIONS_AMONG_SOLVED, limit, z, lambda c: c.S
+    )
 
 
 def losses_among_changes(limit: float, z: float) -> Gate:
     """LB(D, D+U) <= limit; with no changes the bound is 0 and the check passes."""
+    return _regression_bound(
+        CheckName.LB_D_DU, Reason.LOSSES_AMONG_CHANGES, limit, z, lambda c: c.D + c.U
+    )
 
-    def gate(stats: PairedStats) -> Check:
-        c = stats.counts
-        lb = wilson_lower_bound(c.D, c.D + c.U, z)
-        return Check(
-            name="lb_d_du",
-            passed=lb <= limit,
-            value=lb,
-            limit=limit,
-            reason=Reason.LOSSES_AMONG_CHANGES,
-        )
 
-    return gate
+def regression_gates(limit: float, z: float) -> tuple[Gate, ...]:
+    """What screening and final selection check besides the gain: wins >= losses and both
+    regression bounds."""
+    return (wins_not_below_losses, regressions_among_solved(limit, z), losses_among_changes(limit, z))
 
 
 def run_gates(stats: PairedStats, gates: Sequence[Gate]) -> tuple[Check, ...]:

@@ -14,7 +14,7 @@ from attrs import frozen
 
 from stratune_core.errors import CoreInvariantError
 
-TOL = 1e-9  # SPEC §4.2: tolerance at the success threshold and at the delta threshold
+TOL = 1e-9  # tolerance at the success threshold and at the delta threshold (float scores)
 DIFF_TOL = 1e-12  # a difference smaller than this is float noise, not a win or a loss
 
 
@@ -65,7 +65,8 @@ def regression_counts(
 
     `delta=None` drops the delta term from both D and U. `d_uses_delta=False` drops it from D
     only: final selection counts in D only samples solved by the selected skill and failed by the
-    candidate, while U keeps Eq. 3 (SPEC §4.7; the released tournament does the same).
+    candidate, while U keeps Eq. 3 (docs/design.md, "Final skill selection"; the released
+    code's tournament does the same).
     Both thresholds are compared with a 1e-9 tolerance. D and U are disjoint: every sample in D
     has d_x < 0 and every sample in U has d_x > 0 (for delta > 1e-9).
     """

@@ -1,4 +1,5 @@
-"""Initial screening (paper App. B, SPEC §4.4) and the saved-candidate rule (SPEC §4.6)."""
+"""Initial screening and the saved-candidate rule (paper App. B; docs/design.md, "Candidate
+evaluation")."""
 
 from __future__ import annotations
 
@@ -13,21 +14,14 @@ from stratune_core.evaluation.gates import (
     Gate,
     Outcome,
     gain_at_least,
-    losses_among_changes,
     outcome,
-    regressions_among_solved,
-    wins_not_below_losses,
+    regression_gates,
 )
 from stratune_core.evaluation.paired import DIFF_TOL, paired_stats, screening_gain_threshold
 
 
 def screening_gates(config: Config, threshold: float) -> tuple[Gate, ...]:
-    return (
-        gain_at_least(threshold),
-        wins_not_below_losses,
-        regressions_among_solved(config.lb_limit, config.z),
-        losses_among_changes(config.lb_limit, config.z),
-    )
+    return (gain_at_least(threshold), *regression_gates(config.lb_limit, config.z))
 
 
 def screen(

@@ -1,4 +1,5 @@
-"""Further validation (paper App. B, SPEC §4.5) with the released profile's variants."""
+"""Further validation (paper App. B) with the released profile's variants (docs/design.md,
+"Profiles")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ANLS (Average Normalized Levenshtein Similarity) and `<answer>` extraction (notes §8.2).
+"""ANLS (Average Normalized Levenshtein Similarity) and `<answer>` extraction (DocVQA's metric).
 
 Rules: normalise = strip, lower-case, collapse whitespace; sim = 1 - lev / max(len);
 both empty -> 1, one empty -> 0; thresholded: 0 when the distance ratio is >= 0.5, else sim;

@@ -7,13 +7,14 @@ takes a `placement`; the default keeps the paper's "system = skill verbatim".
 from __future__ import annotations
 
 import enum
+from typing import ClassVar
 
 import attrs
 from attrs import field, frozen
 
 from llm_cache.records import Block, CallKind, Message, Request, Role, TextBlock
 from stratune_core.errors import ConfigError, TaskDataError
-from stratune_core.records import Sample
+from stratune_core.records import Sample, TaskInfo
 
 
 class Placement(enum.Enum):
@@ -93,3 +94,55 @@ class Splits:
         if split == "test":
             return self.test
         raise TaskDataError(f"{self.name}: unknown split {split!r}; use 'train' or 'test'")
+
+
+@frozen(kw_only=True)
+class BenchmarkTask:
+    """What the task classes share: the splits, the initial skill, where the skill goes and the
+    target's token cap, with `info` built from the class's constants. A task that sends one
+    request per sample subclasses `SingleTurnTask` instead and says only what the user turn
+    holds; a task with several requests per sample (Mind2Web) writes `requests` itself."""
+
+    NAME: ClassVar[str] = "task"
+    SOLVED_AT: ClassVar[float] = 1.0  # the success threshold
+    BINARY: ClassVar[bool] = True
+    EPS0: ClassVar[float] = 0.0025  # screening's gain floor
+
+    splits: Splits
+    initial_skill: str
+    placement: Placement = field(default=Placement.SYSTEM, converter=Placement.parse)
+    max_tokens: int = 4096
+
+    @property
+    def info(self) -> TaskInfo:
+        return TaskInfo(
+            name=self.NAME,
+            initial_skill=self.initial_skill,
+            success_threshold=self.SOLVED_AT,
+            binary=self.BINARY,
+            eps0=self.EPS0,
+            max_tokens=self.max_tokens,
+        )
+
+    def split(self, name: str) -> tuple[Sample, ...]:
+        return self.splits.get(name)
+
+    def request(self, skill: str, model: str, user_text: str,
+                extra_blocks: tuple[Block, ...] = ()) -> Request:
+        return target_request(skill=skill, user_text=user_text, model=model,
+                              max_tokens=self.max_tokens, placement=self.placement,
+                              extra_blocks=extra_blocks)
+
+
+@frozen(kw_only=True)
+class SingleTurnTask(BenchmarkTask):
+    """One request per sample: the user turn of `user_text`, then `extra_blocks` (an image)."""
+
+    def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
+        return (self.request(skill, model, self.user_text(sample), self.extra_blocks(sample)),)
+
+    def user_text(self, sample: Sample) -> str:
+        raise NotImplementedError
+
+    def extra_blocks(self, sample: Sample) -> tuple[Block, ...]:
+        return ()

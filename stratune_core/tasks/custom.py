@@ -6,13 +6,16 @@ the error propagates so the user sees it rather than a silently wrong score.
 
 from __future__ import annotations
 
+import numbers
+
+import attrs
 from attrs import field, frozen
 
-from llm_cache.records import ImageBlock, Request, Response
+from llm_cache.records import Block, ImageBlock, Response
 from stratune_core.errors import TaskDataError
 from stratune_core.records import Sample, Score, TaskInfo
 from stratune_core.tasks import anls
-from stratune_core.tasks.common import Placement, Splits, head, tail, target_request
+from stratune_core.tasks.common import SingleTurnTask, head, tail
 from stratune_core.tasks.custom_scorers import Scorer, golds
 
 
@@ -31,55 +34,45 @@ class CustomItem:
 
 
 @frozen(kw_only=True)
-class CustomTask:
+class CustomTask(SingleTurnTask):
+    """Named by the user, graded by its scorer: `info` comes from those, not from constants."""
+
     name: str
-    splits: Splits
-    initial_skill: str
     scorer: Scorer
-    placement: Placement = field(default=Placement.SYSTEM, converter=Placement.parse)
     max_tokens: int = 1024
     eps0: float = 0.0025
 
     @property
     def info(self) -> TaskInfo:
-        return TaskInfo(
-            name=self.name,
-            initial_skill=self.initial_skill,
-            success_threshold=self.scorer.threshold,
-            binary=self.scorer.binary,
-            eps0=self.eps0,
-            max_tokens=self.max_tokens,
-        )
+        scorer = self.scorer
+        return attrs.evolve(super().info, name=self.name, success_threshold=scorer.threshold,
+                            binary=scorer.binary, eps0=self.eps0)
 
-    def split(self, name: str) -> tuple[Sample, ...]:
-        return self.splits.get(name)
+    def user_text(self, sample: Sample) -> str:
+        return sample.payload.input
 
-    def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
+    def extra_blocks(self, sample: Sample) -> tuple[Block, ...]:
         item: CustomItem = sample.payload
-        extra = ()
-        if item.image_b64 is not None:
-            extra = (ImageBlock(media_type=item.media_type, data=item.image_b64),)
-        return (
-            target_request(
-                skill=skill,
-                user_text=item.input,
-                model=model,
-                max_tokens=self.max_tokens,
-                placement=self.placement,
-                extra_blocks=extra,
-            ),
-        )
+        if item.image_b64 is None:
+            return ()
+        return (ImageBlock(media_type=item.media_type, data=item.image_b64),)
 
     def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
         item: CustomItem = sample.payload
         text = responses[0].text if responses else ""
-        raw = self.scorer.fn(text, item.expected)
-        value = float(raw)
-        if not 0.0 <= value <= 1.0:
+        try:
+            raw = self.scorer.fn(text, item.expected)
+        except Exception as exc:  # the user's function: name the sample rather than crash
+            raise TaskDataError(
+                f"scorer {self.scorer.name}: raised {type(exc).__name__} ({exc}) for sample "
+                f"{sample.id}; fix the scorer, then run the same command to resume"
+            ) from None
+        if not isinstance(raw, numbers.Real) or not 0.0 <= float(raw) <= 1.0:
             raise TaskDataError(
                 f"scorer {self.scorer.name}: returned {raw!r} for sample {sample.id}; "
                 "a scorer must return a number in [0, 1]"
             )
+        value = float(raw)
         if value >= self.scorer.threshold - 1e-9:
             return Score(value=value, output=tail(text), summary="")
         said = head(anls.extract_answer(text), 80)

@@ -1,4 +1,5 @@
-"""DocVQA: a question about a page image, answer in `<answer>` tags, ANLS (notes §8.2).
+"""DocVQA: a question about a page image, answer in `<answer>` tags, ANLS (docs/design.md,
+"Tasks").
 
 Score = ANLS (threshold 0.5, max over gold answers), solved at >= 0.9; aux = exact match
 after normalisation. The page travels as an `ImageBlock` after the question text; the shell
@@ -7,12 +8,14 @@ has already decoded, size-guarded and base64-encoded it.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from attrs import field, frozen
 
-from llm_cache.records import ImageBlock, Request, Response
-from stratune_core.records import Sample, Score, TaskInfo
+from llm_cache.records import Block, ImageBlock, Response
+from stratune_core.records import Sample, Score
 from stratune_core.tasks import anls
-from stratune_core.tasks.common import Placement, Splits, head, tail, target_request
+from stratune_core.tasks.common import SingleTurnTask, head, tail
 
 MAX_TOKENS = 16384
 SOLVED_AT = 0.9
@@ -46,39 +49,20 @@ def score_answer(text: str, answers: tuple[str, ...], threshold: float = SOLVED_
 
 
 @frozen(kw_only=True)
-class DocVQATask:
-    splits: Splits
-    initial_skill: str
-    placement: Placement = field(default=Placement.SYSTEM, converter=Placement.parse)
+class DocVQATask(SingleTurnTask):
+    NAME: ClassVar[str] = "docvqa"
+    SOLVED_AT: ClassVar[float] = SOLVED_AT
+    BINARY: ClassVar[bool] = False
+    EPS0: ClassVar[float] = 0.001
     max_tokens: int = MAX_TOKENS
 
-    @property
-    def info(self) -> TaskInfo:
-        return TaskInfo(
-            name="docvqa",
-            initial_skill=self.initial_skill,
-            success_threshold=SOLVED_AT,
-            binary=False,
-            eps0=0.001,
-            max_tokens=self.max_tokens,
-        )
-
-    def split(self, name: str) -> tuple[Sample, ...]:
-        return self.splits.get(name)
-
-    def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
+    def user_text(self, sample: Sample) -> str:
         item: DocVQAItem = sample.payload
-        image = ImageBlock(media_type=item.media_type, data=item.image_b64)
-        return (
-            target_request(
-                skill=skill,
-                user_text=user_prompt(item.question),
-                model=model,
-                max_tokens=self.max_tokens,
-                placement=self.placement,
-                extra_blocks=(image,),
-            ),
-        )
+        return user_prompt(item.question)
+
+    def extra_blocks(self, sample: Sample) -> tuple[Block, ...]:
+        item: DocVQAItem = sample.payload
+        return (ImageBlock(media_type=item.media_type, data=item.image_b64),)
 
     def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
         item: DocVQAItem = sample.payload

@@ -1,6 +1,6 @@
-"""LiveMathematicianBench: five-way multiple choice, binary accuracy (notes §8.1).
+"""LiveMathematicianBench: five-way multiple choice, binary accuracy (docs/design.md, "Tasks").
 
-Label rules, with the released parser's two pitfalls fixed (notes §12.2 item 13):
+Label rules, with two pitfalls of the released code's parser fixed:
 1. The last `ANSWER: X` or `<answer>X</answer>` in the whole answer. The keyword may be in
    any case, the letter must be an upper-case A-E standing alone ("Answer: Because" is no B).
 2. Otherwise, in the last 200 characters, the last marked letter: "option C", "choice C",
@@ -12,12 +12,13 @@ The guardrail (`aux`) is 1 when a label was found.
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from attrs import field, frozen
 
-from llm_cache.records import Request, Response
-from stratune_core.records import Sample, Score, TaskInfo
-from stratune_core.tasks.common import Placement, Splits, head, tail, target_request
+from llm_cache.records import Response
+from stratune_core.records import Sample, Score
+from stratune_core.tasks.common import SingleTurnTask, head, tail
 
 LABELS = ("A", "B", "C", "D", "E")
 MAX_TOKENS = 6000
@@ -69,37 +70,12 @@ def user_prompt(item: LiveMathItem) -> str:
 
 
 @frozen(kw_only=True)
-class LiveMathTask:
-    splits: Splits
-    initial_skill: str
-    placement: Placement = field(default=Placement.SYSTEM, converter=Placement.parse)
+class LiveMathTask(SingleTurnTask):
+    NAME: ClassVar[str] = "livemath"
     max_tokens: int = MAX_TOKENS
 
-    @property
-    def info(self) -> TaskInfo:
-        return TaskInfo(
-            name="livemath",
-            initial_skill=self.initial_skill,
-            success_threshold=1.0,
-            binary=True,
-            eps0=0.0025,
-            max_tokens=self.max_tokens,
-        )
-
-    def split(self, name: str) -> tuple[Sample, ...]:
-        return self.splits.get(name)
-
-    def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
-        item: LiveMathItem = sample.payload
-        return (
-            target_request(
-                skill=skill,
-                user_text=user_prompt(item),
-                model=model,
-                max_tokens=self.max_tokens,
-                placement=self.placement,
-            ),
-        )
+    def user_text(self, sample: Sample) -> str:
+        return user_prompt(sample.payload)
 
     def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
         item: LiveMathItem = sample.payload

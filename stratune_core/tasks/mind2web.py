@@ -1,4 +1,5 @@
-"""Mind2Web: teacher-forced next-action prediction, element accuracy per task (notes §8.3).
+"""Mind2Web: teacher-forced next-action prediction, element accuracy per task (docs/design.md,
+"Tasks").
 
 One request per scoreable step (prior gold actions as history, the step's 20 candidates);
 steps with `forced_gold` or `scoreable: false` are fixed failures with no request. Score =
@@ -9,12 +10,13 @@ Text is kept verbatim (the data holds zero-width characters; never normalise bef
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
-from attrs import field, frozen
+from attrs import frozen
 
 from llm_cache.records import Request, Response
-from stratune_core.records import Sample, Score, TaskInfo
-from stratune_core.tasks.common import Placement, Splits, head, target_request
+from stratune_core.records import Sample, Score
+from stratune_core.tasks.common import BenchmarkTask, head
 from stratune_core.tasks.mind2web_records import Mind2WebItem, Step
 
 MAX_TOKENS = 16384
@@ -47,10 +49,6 @@ def parse_action(text: str) -> Action | None:
             value = (m.group(3) or "").strip().strip("\"'")
             return Action(op=m.group(1).upper(), element_id=m.group(2), value=value)
     return None
-
-
-def _norm_value(value: str) -> str:
-    return " ".join(value.lower().split())
 
 
 def action_f1(predicted: Action | None, op: str, value: str) -> float:
@@ -90,38 +88,17 @@ def _gold_text(item: Mind2WebItem, step: Step) -> str:
 
 
 @frozen(kw_only=True)
-class Mind2WebTask:
-    splits: Splits
-    initial_skill: str
-    placement: Placement = field(default=Placement.SYSTEM, converter=Placement.parse)
+class Mind2WebTask(BenchmarkTask):
+    NAME: ClassVar[str] = "mind2web"
+    SOLVED_AT: ClassVar[float] = SOLVED_AT
+    BINARY: ClassVar[bool] = False
     max_tokens: int = MAX_TOKENS
 
-    @property
-    def info(self) -> TaskInfo:
-        return TaskInfo(
-            name="mind2web",
-            initial_skill=self.initial_skill,
-            success_threshold=SOLVED_AT,
-            binary=False,
-            eps0=0.0025,
-            max_tokens=self.max_tokens,
-        )
-
-    def split(self, name: str) -> tuple[Sample, ...]:
-        return self.splits.get(name)
-
     def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
+        """One request per scoreable step; the other steps are fixed failures."""
         item: Mind2WebItem = sample.payload
         return tuple(
-            target_request(
-                skill=skill,
-                user_text=step_prompt(item, step),
-                model=model,
-                max_tokens=self.max_tokens,
-                placement=self.placement,
-            )
-            for step in item.steps
-            if step.scoreable
+            self.request(skill, model, step_prompt(item, step)) for step in item.steps if step.scoreable
         )
 
     def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:

@@ -1,4 +1,4 @@
-"""Mind2Web records and their parser from the official JSON schema (notes §8.3).
+"""Mind2Web records and their parser from the official JSON schema (docs/design.md, "Tasks").
 
 `parse_record(obj, where=...)` turns one decoded task record into a `Mind2WebItem` or raises
 a `TaskDataError` naming `where` (file and line) and the field. Train records carry no

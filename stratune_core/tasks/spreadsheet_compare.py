@@ -1,4 +1,4 @@
-"""SpreadsheetBench cell comparison over already-loaded cell values (notes §8.4).
+"""SpreadsheetBench cell comparison over already-loaded cell values (docs/design.md, "Tasks").
 
 A workbook here is `Mapping[sheet name, Mapping[(row, col), value]]` with 1-based indices,
 values as openpyxl gives them with `data_only=True` (formulas the code wrote are not
@@ -22,6 +22,7 @@ Cells = Mapping[tuple[int, int], object]
 Workbook = Mapping[str, Cells]
 _EPOCH = dt.datetime(1899, 12, 30)
 _REF = re.compile(r"^([A-Za-z]*)(\d*)$")
+MAX_CELLS = 2_000_000  # answer cells, or cells of a gold sheet, one check may visit
 
 
 class RangeError(ValueError):
@@ -114,7 +115,8 @@ def _extent(cells: Cells) -> tuple[int, int]:
     return rows, cols
 
 
-def expand_range(rng: str, extent: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+def expand_range(rng: str, extent: tuple[int, int], *,
+                 max_cells: int = MAX_CELLS) -> tuple[tuple[int, int], ...]:
     """Cells of "A1", "A1:C3", "A:C" (whole columns), "2:5" (whole rows), "BD2:308"."""
     ends = rng.split(":")
     if len(ends) > 2:
@@ -136,6 +138,9 @@ def expand_range(rng: str, extent: tuple[int, int]) -> tuple[tuple[int, int], ..
     row_hi = int(r2) if r2 else max_row
     col_lo, col_hi = sorted((col_lo, col_hi))
     row_lo, row_hi = sorted((row_lo, row_hi))
+    count = (row_hi - row_lo + 1) * (col_hi - col_lo + 1)
+    if count > max_cells:
+        raise RangeError(f"range {rng!r} spans {count} cells, over the limit of {max_cells}")
     return tuple((r, c) for r in range(row_lo, row_hi + 1) for c in range(col_lo, col_hi + 1))
 
 
@@ -151,16 +156,26 @@ class CellReport:
         return not self.error and self.total > 0 and self.correct == self.total
 
 
+Target = tuple[str, str, tuple[int, int]]  # gold sheet, output sheet, (row, col)
+
+
+def answer_cells(position: str, gold: Workbook, output_sheets: tuple[str, ...], *,
+                 max_cells: int = MAX_CELLS) -> tuple[Target, ...]:
+    """The cells a check reads, before any output cell is read; RangeError on bad metadata
+    or when they number more than `max_cells`."""
+    targets: list[Target] = []
+    for sheet, rng in split_position(position):
+        gold_sheet = resolve_sheet(sheet, tuple(gold))
+        out_sheet = resolve_sheet(gold_sheet, output_sheets)
+        cells = expand_range(rng, _extent(gold[gold_sheet]), max_cells=max_cells - len(targets))
+        targets.extend((gold_sheet, out_sheet, cell) for cell in cells)
+    return tuple(targets)
+
+
 def compare(position: str, gold: Workbook, output: Workbook, *, show: int = 5) -> CellReport:
     """Compare the answer cells of `output` with `gold`; never raises on bad metadata."""
     try:
-        parts = split_position(position)
-        targets: list[tuple[str, str, tuple[int, int]]] = []
-        for sheet, rng in parts:
-            gold_sheet = resolve_sheet(sheet, tuple(gold))
-            out_sheet = resolve_sheet(gold_sheet, tuple(output))
-            extent = _extent(gold[gold_sheet])
-            targets.extend((gold_sheet, out_sheet, cell) for cell in expand_range(rng, extent))
+        targets = answer_cells(position, gold, tuple(output))
     except RangeError as exc:
         return CellReport(correct=0, total=0, error=str(exc))
     correct, mismatches = 0, []

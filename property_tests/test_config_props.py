@@ -1,0 +1,245 @@
+"""Config validation: every value outside a field's range is refused, at construction and
+through a config layer (a file, the flags), with a one-line error naming the field.
+
+`RANGES` is the specification, written here independently of `config.py`: a new Config field
+must be added to it (the first test fails until it is).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from property_tests import strategies as S
+from stratune_core.config import Config
+from stratune_core.config_layers import Layer, layer_config
+from stratune_core.errors import ConfigError
+from stratune_core.selectors.registry import SELECTORS
+
+INF = math.inf
+
+
+@attrs.frozen
+class Int:
+    low: int
+    high: int | None = None
+    optional: bool = False
+
+
+@attrs.frozen
+class Num:
+    low: float
+    high: float = INF
+    low_open: bool = False
+    high_open: bool = False
+    optional: bool = False
+
+
+@attrs.frozen
+class Flag:
+    pass
+
+
+@attrs.frozen
+class Text:
+    pass
+
+
+@attrs.frozen
+class Spelled:
+    valid: tuple[str, ...]
+
+
+UNIT = Num(0.0, 1.0)
+RANGES: dict[str, Any] = {
+    "seed": Int(0),
+    "target_model": Text(),
+    "optimizer_model": Text(),
+    "budget": Int(1, optional=True),
+    "budget_multiplier": Num(0.0, low_open=True),
+    "n_batches": Int(1),
+    "max_rounds": Int(1, optional=True),
+    "eps0": Num(0.0, 1.0, optional=True),
+    "eps_v": UNIT,
+    "delta": Num(0.0, 1.0, low_open=True),
+    "z": Num(0.0, low_open=True),
+    "lb_limit": UNIT,
+    "screen_solved": Int(0),
+    "screen_random": Int(0),
+    "validation_frac": Num(0.0, 1.0, low_open=True),
+    "validation_min": Int(0),
+    "validation_max": Int(1, optional=True),
+    "validation_lb_check": Flag(),
+    "validation_floor": UNIT,
+    "archive_cap": Int(1, optional=True),
+    "final_seats": Int(1, optional=True),
+    "final_select_frac": Num(0.0, 1.0, low_open=True, high_open=True),
+    "final_gain_floor": UNIT,
+    "reserve": Int(0, optional=True),
+    "n_candidates_i1": Int(1),
+    "i3_k": Int(1),
+    "i3_submit_max": Int(1, 2),
+    "i3_runner_up_slack": UNIT,
+    "ranking_size": Int(1, optional=True),
+    "i2_advance_band": UNIT,
+    "max_edits": Int(1),
+    "rewrite_factor": Int(1),
+    "rewrite_slack_chars": Int(0),
+    "max_failures_shown": Int(1),
+    "max_solved_offered": Int(0),
+    "optimizer_max_tokens": Int(1),
+    "strategy_floors": Flag(),
+    "floor_i2_frac": UNIT,
+    "floor_i3_frac": UNIT,
+    "early_stopping": Flag(),
+    "max_epochs": Int(1, optional=True),
+    "selector": Spelled(tuple(str(s) for cls in SELECTORS for s in cls.examples())),
+    "forms": Spelled(("all", "F4")),
+    "operator": Spelled(tuple(f"{s}{i}+F{f}" for s in "I" for i in (1, 2, 3) for f in (1, 2, 3, 4))),
+    "history": Flag(),
+    "validation": Flag(),
+    "final_selection": Flag(),
+    "bandit_epsilon": UNIT,
+}
+
+NOT_FINITE = st.sampled_from([math.nan, INF, -INF])
+NOT_A_NUMBER = st.one_of(st.text(max_size=5), st.booleans(), st.lists(st.integers(), max_size=2))
+
+
+def invalid(spec: Any) -> st.SearchStrategy[Any]:
+    """Values outside `spec`'s range or of the wrong type."""
+    none = st.nothing() if getattr(spec, "optional", True) else st.none()
+    if isinstance(spec, Int):
+        edges = [spec.low - 1] + ([spec.high + 1] if spec.high is not None else [])
+        above = st.integers(min_value=spec.high + 1) if spec.high is not None else st.nothing()
+        return st.one_of(st.sampled_from(edges), st.integers(max_value=spec.low - 1), above,
+                         NOT_A_NUMBER, none, st.floats(allow_nan=True), NOT_FINITE)
+    if isinstance(spec, Num):
+        below = st.floats(max_value=spec.low, exclude_max=not spec.low_open, allow_nan=False,
+                          allow_infinity=False)
+        edges = [spec.low if spec.low_open else math.nextafter(spec.low, -INF), spec.low - 0.5]
+        above = st.nothing()
+        if spec.high != INF:
+            above = st.floats(min_value=spec.high, exclude_min=not spec.high_open,
+                              allow_nan=False, allow_infinity=False)
+            edges += [spec.high if spec.high_open else math.nextafter(spec.high, INF),
+                      spec.high + 0.5]
+        return st.one_of(st.sampled_from(edges), below, above, NOT_FINITE, NOT_A_NUMBER, none)
+    if isinstance(spec, Flag):
+        return st.one_of(st.integers(0, 1), st.text(max_size=5), st.none())
+    if isinstance(spec, Text):
+        return st.one_of(st.sampled_from(["", "  ", "\n"]), st.integers(), st.none())
+    words = st.text(max_size=12).filter(lambda s: s not in spec.valid and not s.startswith(
+        "replay:") or s == "replay:")
+    return st.one_of(words, st.integers(), st.booleans())
+
+
+def valid(spec: Any) -> st.SearchStrategy[Any]:
+    none = st.none() if getattr(spec, "optional", False) else st.nothing()
+    if isinstance(spec, Int):
+        return st.one_of(st.integers(spec.low, spec.high if spec.high is not None else 10**6), none)
+    if isinstance(spec, Num):
+        return st.one_of(st.floats(spec.low, min(spec.high, 1e6), exclude_min=spec.low_open,
+                                   exclude_max=spec.high_open), none)
+    if isinstance(spec, Flag):
+        return st.booleans()
+    if isinstance(spec, Text):
+        return st.text(min_size=1, max_size=8).filter(str.strip)
+    return st.sampled_from(spec.valid)
+
+
+def test_every_config_field_has_a_range() -> None:
+    assert set(RANGES) == set(attrs.fields_dict(Config))
+
+
+def _one_line(exc: BaseException, *names: str) -> None:
+    message = str(exc)
+    assert message and "\n" not in message, message
+    for name in names:
+        assert name in message, f"{name!r} not in {message!r}"
+
+
+@pytest.mark.parametrize("name", sorted(RANGES))
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_out_of_range_value_is_refused(name: str, data: st.DataObject) -> None:
+    value = data.draw(invalid(RANGES[name]), label=name)
+    with pytest.raises(ConfigError) as caught:
+        Config(**{name: value})
+    _one_line(caught.value, name)
+    assert str(caught.value).startswith(name)
+    for where in ("cfg.json", "command line"):  # a file and the flags: the same checks
+        with pytest.raises(ConfigError) as caught:
+            layer_config("paper", [Layer(where=where, values={name: value})])
+        _one_line(caught.value, where, name)
+
+
+@pytest.mark.parametrize("name", sorted(RANGES))
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_values_in_range_are_accepted(name: str, data: st.DataObject) -> None:
+    value = data.draw(valid(RANGES[name]), label=name)
+    config = Config(**{name: value})
+    if not isinstance(RANGES[name], Spelled):
+        assert getattr(config, name) == value
+    assert layer_config("paper", [Layer(where="cfg.json", values={name: value})]).config == config
+
+
+@settings(max_examples=50, deadline=None)
+@given(config=S.configs(), data=st.data())
+def test_a_bad_file_value_is_reported_even_when_a_flag_replaces_it(config, data) -> None:
+    name = data.draw(st.sampled_from(["seed", "budget", "selector"]))
+    good = getattr(Config(), name)
+    bad = data.draw(invalid(RANGES[name]))
+    with pytest.raises(ConfigError) as caught:
+        layer_config("paper", [Layer(where="cfg.json", values={name: bad}),
+                               Layer(where="command line", values={name: str(good)
+                                                                   if name == "selector"
+                                                                   else good})])
+    _one_line(caught.value, "cfg.json", name)
+
+
+CROSS = [
+    ({"validation_min": 40, "validation_max": 30}, "validation_min"),
+    ({"budget": 100, "reserve": 100}, "reserve"),
+    ({"screen_solved": 0, "screen_random": 0}, "screen_random"),
+    ({"operator": "I3+F1", "selector": "rotation"}, "operator"),
+    ({"operator": "I2+F1", "forms": "F4"}, "operator"),
+]
+
+
+@pytest.mark.parametrize(("values", "field"), CROSS)
+def test_cross_field_rules(values: dict[str, Any], field: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Config(**values)
+    _one_line(caught.value, field)
+    assert caught.value.field == field
+    with pytest.raises(ConfigError) as caught:  # named by the layer that set the field
+        layer_config("paper", [Layer(where="base.json", values=values),
+                               Layer(where="command line", values={"seed": 3})])
+    _one_line(caught.value, "base.json", field)
+
+
+@pytest.mark.parametrize("values", [
+    {"validation_min": 30, "validation_max": 30}, {"budget": 100, "reserve": 99},
+    {"screen_solved": 0, "screen_random": 1}, {"operator": "I3+F4", "forms": "F4"},
+])
+def test_cross_field_rules_allow_the_edge(values: dict[str, Any]) -> None:
+    Config(**values)
+
+
+def test_profile_then_file_then_flags() -> None:
+    layered = layer_config("released", [
+        Layer(where="cfg.json", values={"budget": 500, "seed": 1, "selector": "rotation"}),
+        Layer(where="command line", values={"seed": 2}),
+    ])
+    config = layered.config
+    assert (config.budget, config.seed, str(config.selector)) == (500, 2, "rotation")
+    assert config.validation_min == 100  # from the profile
+    assert layered.origins["seed"] == "command line" and layered.origins["budget"] == "cfg.json"
+    assert layered.origins["validation_min"] == "profile released"

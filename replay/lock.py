@@ -1,0 +1,87 @@
+"""One run per directory: `stratune train` holds an exclusive lock on `<run dir>/.lock` for the
+whole run. The OS releases it when the process ends, however it ends (a crash or SIGKILL leaves
+no stale lock), so the same command can always resume. A second `train` on the same directory
+is refused at once with the holder's pid. Readers (`replay`, `view`, `cache`) never take it and
+never write into the directory.
+
+`flock` rather than `fcntl` record locks: a record lock is dropped when *any* descriptor of the
+file closes in the process, `flock` only when this one does.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+from stratune_core.errors import StraTuneError
+
+LOCK_FILE = ".lock"
+
+
+class RunLocked(StraTuneError):
+    """Another process holds the run directory."""
+
+
+class RunLock:
+    def __init__(self, fd: int, path: Path) -> None:
+        self._fd: int | None = fd
+        self.path = path
+
+    @classmethod
+    def acquire(cls, directory: Path) -> RunLock:
+        path = directory / LOCK_FILE
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StraTuneError(f"--out {directory}: cannot write the run there "
+                                f"({exc.strerror}); choose a writable place") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise RunLocked(
+                f"{directory}: another `stratune train` (pid {holder}) is writing this run; "
+                "wait for it to finish, or choose another --out"
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:
+            os.close(fd)  # a full disk: the caller reports it, and no lock is left held
+            raise
+        return cls(fd, path)
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            os.ftruncate(fd, 0)  # no stale pid for the next reader; the file itself stays
+        except OSError:
+            pass  # a full or read-only disk must not hide the run's own outcome
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _holder(fd: int, attempts: int = 20) -> str:
+    """The pid the holder wrote; it writes it right after locking, so wait briefly for it."""
+    for _ in range(attempts):
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        if text.isdigit():
+            return text
+        time.sleep(0.01)
+    return "unknown"
+

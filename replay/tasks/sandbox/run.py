@@ -1,0 +1,225 @@
+"""Run one untrusted Python program in the sandbox tier this machine offers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from attrs import field, frozen
+
+from replay.tasks.sandbox import bubblewrap, landlock_tier
+from replay.tasks.sandbox.cgroup import RunGroup
+from replay.tasks.sandbox.layout import RunDir
+from replay.tasks.sandbox.limits import DEFAULT_LIMITS, Limits, apply_rlimits
+from replay.tasks.sandbox.tiers import Tier, TierName, choose
+
+RUNNER = Path(__file__).with_name("runner.py")
+_SUPERVISOR_GRACE = 10.0  # the supervisor enforces the wall time; this is the backstop
+_WATCH_SECONDS = 0.25  # how often the work directory's size is checked
+
+
+@frozen(kw_only=True)
+class SandboxResult:
+    exit_code: int | None  # None: killed (wall timeout or a limit)
+    timed_out: bool
+    limit: str = ""  # the run limit that stopped it, if not the wall time
+    stdout: str
+    stderr: str
+    outputs: tuple[tuple[str, bytes], ...] = field(default=(), converter=tuple)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.limit
+
+    def output(self, name: str) -> bytes | None:
+        return next((data for n, data in self.outputs if n == name), None)
+
+
+def _env(home: str, tmp: str) -> dict[str, str]:
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": tmp,
+            "LANG": "C.UTF-8", "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
+
+
+def _read_regular(path: Path, cap: int) -> bytes | None:
+    """Read an output file without following a symlink the program may have planted."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return fh.read(cap)
+
+
+def _tail(path: Path, limit: int = 2000) -> str:
+    with open(path, "rb") as fh:
+        fh.seek(max(0, os.fstat(fh.fileno()).st_size - limit))
+        return fh.read().decode("utf-8", "replace")
+
+
+def _remove(base: Path) -> None:
+    """Delete the run directory even where the program removed its own permissions."""
+    for root, dirs, _ in os.walk(base):
+        for d in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(root, d), 0o700, follow_symlinks=False)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def _prepare(run: RunDir, code: str, inputs: Mapping[str, Path | bytes]) -> None:
+    run.prog.mkdir()
+    run.work.mkdir()
+    for name, source in inputs.items():
+        target = run.work / Path(name).name
+        if isinstance(source, bytes):
+            target.write_bytes(source)
+        else:
+            shutil.copyfile(source, target)
+    shutil.copyfile(RUNNER, run.prog / "runner.py")
+    (run.prog / "solution.py").write_text(code, encoding="utf-8")
+
+
+def _command(tier: Tier, run: RunDir, input_name: str, output_name: str,
+             limits: Limits) -> list[str]:
+    if tier.name is TierName.BUBBLEWRAP:
+        prog, work = bubblewrap.PROG, bubblewrap.WORK
+        nproc = dict(limits.rlimits(cgroup=tier.cgroup))[resource.RLIMIT_NPROC]
+        argv = [sys.executable, "-I", str(prog / "runner.py"), str(prog / "solution.py"),
+                str(work / input_name), str(work / output_name), str(nproc)]
+        return bubblewrap.command(run, argv, _env(str(work), "/tmp"), limits)
+    (run.work / ".tmp").mkdir()
+    argv = [sys.executable, "-I", str(run.prog / "runner.py"), str(run.prog / "solution.py"),
+            str(run.work / input_name), str(run.work / output_name)]
+    env = _env(str(run.work), str(run.work / ".tmp"))
+    return landlock_tier.command(run, argv, env, limits, cgroup=tier.cgroup)
+
+
+def _start(tier: Tier, argv: list[str], run: RunDir, group: RunGroup | None,
+           limits: Limits) -> subprocess.Popen[bytes]:
+    # The Landlock supervisor sets the program's rlimits itself and must stay free to kill.
+    # RLIMIT_NPROC is left to the runner inside bubblewrap's user namespace: on bwrap it
+    # would also cap the namespace's creation against all the user's processes.
+    rlimits = tuple((k, v) for k, v in limits.rlimits(cgroup=tier.cgroup)
+                    if k != resource.RLIMIT_NPROC) if tier.name is TierName.BUBBLEWRAP else ()
+
+    def setup() -> None:
+        if group is not None:
+            group.join()
+        apply_rlimits(rlimits)
+
+    with open(run.stdout, "wb") as out, open(run.stderr, "wb") as err:
+        return subprocess.Popen(argv, cwd=run.base, env={"PATH": "/usr/bin:/bin"},
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=True, preexec_fn=setup)  # noqa: PLW1509
+
+
+def _over_quota(work: Path, limits: Limits) -> str:
+    """Why the work directory is over its size or file-count limit, '' if it is not."""
+    total = files = 0
+    stack = [work]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            files += 1
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    total += entry.stat(follow_symlinks=False).st_blocks * 512
+            if files > limits.work_files:
+                return f"work directory holds more than {limits.work_files} files"
+            if total > limits.work_bytes:
+                return f"work directory grew past {limits.work_bytes >> 20} MiB"
+    return ""
+
+
+def _stop(proc: subprocess.Popen[bytes], bwrap: bool) -> None:
+    """Killing bwrap kills its namespace (--die-with-parent); the Landlock supervisor kills
+    its descendants on SIGTERM, and is killed outright if it does not."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL if bwrap else signal.SIGTERM)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _wait(tier: Tier, proc: subprocess.Popen[bytes], run: RunDir,
+          limits: Limits) -> tuple[int | None, bool, str]:
+    """(exit code, timed out, limit that stopped the run) while watching the work dir."""
+    bwrap = tier.name is TierName.BUBBLEWRAP
+    deadline = time.monotonic() + limits.wall_seconds + (0 if bwrap else _SUPERVISOR_GRACE)
+    code: int | None = None
+    while code is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            _stop(proc, bwrap)
+            return None, True, ""
+        try:
+            code = proc.wait(timeout=min(left, _WATCH_SECONDS))
+        except subprocess.TimeoutExpired:
+            if problem := _over_quota(run.work, limits):
+                _stop(proc, bwrap)
+                return None, False, problem
+    if bwrap:
+        return code, False, ""
+    try:
+        outcome = json.loads((run.base / "result.json").read_text())
+    except (OSError, ValueError):
+        return code if code else 125, False, ""
+    return outcome["exit_code"], bool(outcome["timed_out"]), ""
+
+
+def run_python(
+    code: str,
+    *,
+    inputs: Mapping[str, Path | bytes] | None = None,
+    input_name: str = "input.xlsx",
+    output_name: str = "output.xlsx",
+    limits: Limits = DEFAULT_LIMITS,
+    tier: Tier | None = None,
+) -> SandboxResult:
+    """Run `code` with INPUT_PATH/OUTPUT_PATH set, cwd = a fresh directory holding `inputs`.
+
+    Raises SandboxUnavailable when no tier works here (never runs the code unconfined).
+    """
+    tier = tier or choose()
+    run = RunDir(Path(tempfile.mkdtemp(prefix="stratune-run-")))
+    group: RunGroup | None = None
+    try:
+        _prepare(run, code, inputs or {})
+        argv = _command(tier, run, input_name, output_name, limits)
+        if tier.cgroup:
+            group = RunGroup.create(limits.memory_bytes, limits.processes)
+        proc = _start(tier, argv, run, group, limits)
+        exit_code, timed_out, limit = _wait(tier, proc, run, limits)
+        if group is not None:  # nothing of the run may write after this point
+            group.remove()
+        outputs = []
+        data = _read_regular(run.work / output_name, limits.file_bytes)
+        if data is not None:
+            outputs.append((output_name, data))
+        return SandboxResult(exit_code=exit_code, timed_out=timed_out, limit=limit, stdout=_tail(run.stdout),
+                             stderr=_tail(run.stderr), outputs=tuple(outputs))
+    finally:
+        if group is not None:
+            group.remove()
+        _remove(run.base)

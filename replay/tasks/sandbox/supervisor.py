@@ -1,0 +1,150 @@
+"""The Landlock tier's supervisor: `python -I supervisor.py CONFIG.json` (not imported).
+
+It stays outside the confinement, forks the program, and confines the child before exec:
+its own session, rlimits, a Landlock ruleset (read the system and the interpreter, write only
+the work directory, no TCP, no signals or abstract sockets outside the run), a seccomp filter
+that refuses new sockets and other kernel interfaces a spreadsheet program never needs, and,
+when started as root, no capabilities (setpriv: empty bounding set, `noroot` securebits).
+As a child subreaper it inherits every orphan of the run, so when the program ends or its
+wall time runs out it kills all descendants, reaps them, and writes the outcome.
+"""
+
+import contextlib
+import errno
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+DENIED_SYSCALLS = (
+    "socket", "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key",
+    "request_key", "ptrace", "process_vm_readv", "process_vm_writev", "bpf",
+    "perf_event_open", "userfaultfd", "mount", "umount2", "pivot_root", "unshare", "setns",
+)
+SETPRIV = ("/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all",
+           "--securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,"
+           "+keep_caps_locked", "--")
+
+
+def _prctl(option: int, value: int) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option})")
+
+
+def _confine(cfg: dict) -> None:
+    import pyseccomp
+    from py_landlock import AccessFs, Landlock
+
+    for which, value in cfg["rlimits"]:
+        resource.setrlimit(which, (value, value))
+    rules = Landlock(strict=True)
+    rules.allow_read(*cfg["read_dirs"]).allow_execute(*cfg["exec_dirs"])
+    rules.add_path_rule(*cfg["read_files"], access=AccessFs.READ_FILE)
+    rules.add_path_rule(*cfg["devices"], access=AccessFs.READ_FILE | AccessFs.WRITE_FILE)
+    rules.allow_read(cfg["prog"])
+    rules.allow_read_write(cfg["work"])
+    rules.apply()  # also sets no_new_privs
+    rule = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    for name in DENIED_SYSCALLS:
+        rule.add_rule(pyseccomp.ERRNO(errno.EACCES), name)
+    rule.load()
+
+
+def _child(cfg: dict) -> None:
+    try:
+        os.setsid()
+        os.chdir(cfg["work"])
+        _confine(cfg)
+        argv = list(cfg["argv"])
+        if os.geteuid() == 0:
+            argv = [*SETPRIV, *argv]
+        os.execve(argv[0], argv, cfg["env"])
+    except BaseException as exc:  # noqa: BLE001 - report anything, then never run unconfined
+        os.write(2, f"sandbox setup failed: {exc!r}\n".encode())
+    os._exit(125)
+
+
+def _children(me: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # Fields after the parenthesised command name: state, ppid, ...
+        if int(stat[stat.rindex(b")") + 2:].split()[1]) == me:
+            found.append(int(entry))
+    return found
+
+
+def _kill_all(me: int) -> None:
+    """Kill children until none are left; orphans of killed ones come to us (subreaper)."""
+    while True:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                pid = 0
+            if pid == 0:
+                break
+        kids = _children(me)
+        if not kids:
+            return
+        for pid in kids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.005)
+
+
+def main() -> None:
+    with open(sys.argv[1]) as fh:
+        cfg = json.load(fh)
+    # Load the bindings (they look for libc/libseccomp with helper processes) before the
+    # child exists, so its process limit and Landlock rules cannot get in their way.
+    import py_landlock
+    import pyseccomp  # noqa: F401
+
+    py_landlock.get_abi_version()  # loads libc now
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != cfg["parent"]:
+        sys.exit(125)  # the parent is already gone: run nothing
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    pid = os.fork()
+    if pid == 0:
+        _child(cfg)
+    pidfd = os.pidfd_open(pid)
+    deadline = time.monotonic() + cfg["wall_seconds"]
+    status = None
+    while not stop:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            ready, _, _ = select.select([pidfd], [], [], min(left, 0.5))
+        except InterruptedError:
+            continue
+        if ready:
+            _, status = os.waitpid(pid, 0)
+            break
+    me = os.getpid()
+    _kill_all(me)
+    code = None if status is None else os.waitstatus_to_exitcode(status)
+    with open(cfg["result"], "w") as fh:
+        json.dump({"exit_code": code, "timed_out": status is None and not stop}, fh)
+
+
+if __name__ == "__main__":
+    main()

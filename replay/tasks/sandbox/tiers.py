@@ -1,0 +1,102 @@
+"""Which sandbox this machine offers, detected once per process, strongest first.
+
+- `bubblewrap`: namespaces for everything (needs `bwrap` and user namespaces, or root).
+- `landlock`: Landlock + seccomp + a subreaper supervisor (no namespaces needed).
+Aggregate memory/process limits come from a per-run cgroup where one can be made, else from
+rlimits sized so their product is the run's total. Root needs the cgroup: RLIMIT_NPROC does
+not bind uid 0. With no tier the SpreadsheetBench task refuses to load, naming what to install:
+generated code never runs with the user's full rights.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+
+from attrs import frozen
+
+from replay.tasks.sandbox import bubblewrap, cgroup, landlock_tier
+from stratune_core.errors import StraTuneError
+
+INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap / dnf install bubblewrap)"
+
+
+class TierName(enum.Enum):
+    BUBBLEWRAP = "bubblewrap"
+    LANDLOCK = "landlock"
+
+
+@frozen
+class Tier:
+    name: TierName
+    cgroup: bool  # aggregate limits from a per-run cgroup (else from rlimits)
+
+    def describe(self) -> str:
+        limits = "cgroup memory+pids per run" if self.cgroup else "rlimits sized to the run's totals"
+        who = "root without capabilities" if os.geteuid() == 0 else "the invoking user"
+        if self.name is TierName.BUBBLEWRAP:
+            return f"bubblewrap namespaces (as {who} mapped to nobody); {limits}"
+        return f"Landlock + seccomp (as {who}); {limits}"
+
+
+class SandboxUnavailable(StraTuneError):
+    """No sandbox tier can hold the rules on this machine."""
+
+
+@frozen
+class Detection:
+    tiers: tuple[Tier, ...]
+    reasons: tuple[tuple[TierName, str], ...]  # why a tier is missing
+
+    def refusal(self) -> str:
+        why = "; ".join(f"{name.value}: {reason}" for name, reason in self.reasons)
+        return (f"SpreadsheetBench runs generated code and no sandbox works here: {INSTALL_HINT} "
+                f"({why})")
+
+
+def _probe(tier: Tier) -> str:
+    from replay.tasks.sandbox.run import run_python  # run imports this module
+
+    try:
+        result = run_python("import openpyxl", tier=tier)  # the libraries are reachable
+    except OSError as exc:
+        return str(exc)
+    if not result.ok:
+        last = (result.stderr.strip().splitlines() or [f"exit {result.exit_code}"])[-1]
+        return f"probe run failed: {last[:200]}"
+    return ""
+
+
+@functools.cache
+def detect() -> Detection:
+    root = os.geteuid() == 0
+    group_problem = cgroup.probe()
+    use_cgroup = not group_problem
+    tiers: list[Tier] = []
+    reasons: list[tuple[TierName, str]] = []
+    if root and not use_cgroup:
+        why = f"as root the process limit needs a cgroup ({group_problem})"
+        return Detection((), tuple((n, why) for n in TierName))
+    candidates = [(TierName.BUBBLEWRAP, "" if bubblewrap.executable() else "bwrap not found"),
+                  (TierName.LANDLOCK, landlock_tier.missing_parts())]
+    for name, missing in candidates:
+        tier = Tier(name, use_cgroup)
+        problem = missing or _probe(tier)
+        if problem:
+            reasons.append((name, problem))
+        else:
+            tiers.append(tier)
+    return Detection(tuple(tiers), tuple(reasons))
+
+
+def choose(name: TierName | None = None) -> Tier:
+    """The strongest available tier (or the named one); SandboxUnavailable if none."""
+    found = detect()
+    for tier in found.tiers:
+        if name is None or tier.name is name:
+            return tier
+    if name is not None and found.tiers:
+        reason = dict(found.reasons).get(name, "not available")
+        raise SandboxUnavailable(f"sandbox tier {name.value} is not available here: {reason}")
+    raise SandboxUnavailable(found.refusal())
