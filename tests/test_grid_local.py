@@ -32,8 +32,9 @@ def quiet() -> Console:
 class CountingEnv(ScriptedEnv):
     """Counts model calls over all cells and how many overlap; may touch a file on call N."""
 
-    def __init__(self, touch: Path | None = None, after: int = 0) -> None:
+    def __init__(self, touch: Path | None = None, after: int = 0, delay: float = 0.001) -> None:
         super().__init__()
+        self.delay = delay
         self.lock = threading.Lock()
         self.calls = self.now = self.peak = 0
         self.touch, self.after = touch, after
@@ -52,7 +53,7 @@ class CountingEnv(ScriptedEnv):
                 self.peak = max(self.peak, self.now)
                 if self.touch is not None and self.calls == self.after:
                     self.touch.touch()
-            time.sleep(0.001)  # long enough for calls of different cells to overlap
+            time.sleep(self.delay)  # long enough for calls of different cells to overlap
             with self.lock:
                 self.now -= 1
             return fn(request)
@@ -201,3 +202,46 @@ def test_the_plan_lists_the_cells_and_their_state(grid):
         (root / "moved.json").rename(root / "toy/scripted/i1/seed0/manifest.json")
     assert "finished toy/scripted/rep/seed1 (after toy/scripted/full/seed1)" in lines
     assert "new      toy/scripted/i1/seed0" in lines
+
+
+def test_a_grid_timeout_stops_every_cell_and_starts_no_more(tmp_path):
+    path = write_grid(tmp_path / "grid.toml", ablations=PLAIN)
+    result = run_grid(load_grid(path), tmp_path / "out", quiet(), env=ScriptedEnv(),
+                      options=GridOptions(timeout="0.01s", jobs=2))
+    assert result.code == 3 and result.stopped == "--timeout 0.01s"
+    assert {s.state for s in result.statuses} <= {"stopped", "pending"}
+    assert all("--timeout 0.01s reached" in s.message for s in result.statuses
+               if s.state == "stopped")
+
+
+def test_ctrl_c_stops_the_running_cells_resumably(tmp_path):
+    from replay.grid.cells import expand
+    from replay.grid.driver import drive
+    from replay.grid.limits import GridLimits
+    from replay.grid.live import Board
+    from replay.grid.local import LocalExecutor
+    from replay.stops import StopControl
+
+    path = write_grid(tmp_path / "grid.toml", ablations=PLAIN)
+    root = (tmp_path / "out").resolve()
+    cells = expand(load_grid(path), root)
+    board = Board(c.id for c in cells)
+    limits = GridLimits({}, StopControl.for_run(root))
+    executor = LocalExecutor(root, CountingEnv(delay=0.02), limits, board, jobs=2)
+    presses = []
+
+    def ctrl_c_once() -> None:
+        if not presses:
+            presses.append(1)
+            raise KeyboardInterrupt
+
+    try:
+        results, stopped = drive(cells, executor, board, jobs=2, refresh=ctrl_c_once)
+    finally:
+        executor.close()
+    assert stopped == "interrupted"
+    states = [results[c.id].state for c in cells]
+    assert states.count("stopped") == 2 and states.count("pending") == 4
+    assert all("interrupted" in results[c.id].message for c in cells
+               if results[c.id].state == "stopped")
+    assert run_grid(load_grid(path), root, quiet(), env=ScriptedEnv()).code == 0
