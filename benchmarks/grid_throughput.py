@@ -35,8 +35,8 @@ from benchmarks.common import BenchResult, ToyResponder, report
 from llm_cache.fake_server import FakeAnthropicServer, Fault
 from replay.grid.run import run_grid
 from replay.grid.spec import load_grid
-from stratune_core.config import SELECTORS
 from stratune_core.enums import Form, Strategy
+from stratune_core.selectors.registry import SELECTORS
 
 LATENCY = 0.2
 WORDS = Path(__file__).resolve().parents[1] / "examples" / "grid" / "words"
@@ -102,7 +102,9 @@ class Server:
 
 def ablations(replay_source: Path) -> list[tuple[str, str]]:
     """The 28 ablations of budget_audit, as grid-file entries."""
-    out = [(s.replace(":", "-"), f'{{ selector = "{s}" }}') for s in SELECTORS]
+    spellings = [str(s) for cls in SELECTORS for s in cls.examples()]
+    out = [(s.replace(":", "-"), f'{{ selector = "{s}" }}') for s in spellings
+           if not s.startswith("replay:")]
     out.append(("replay", f'{{ selector = "replay:{replay_source}" }}'))
     out.append(("F4-only", '{ forms = "F4" }'))
     out += [(f"{s.name}+{f.name}", f'{{ operator = "{s.name}+{f.name}" }}')
