@@ -112,7 +112,7 @@ def test_a_stopped_grid_reruns_to_the_uninterrupted_result(tmp_path):
     reference = run_grid(load_grid(path), tmp_path / "ref", quiet(), env=ScriptedEnv())
     assert reference.code == 0
     root = tmp_path / "out"
-    env = CountingEnv(touch=root / "STOP", after=150)
+    env = CountingEnv(touch=root / "STOP", after=40)  # both running cells mid-run
     stopped = run_grid(load_grid(path), root, quiet(), env=env, options=GridOptions(jobs=2))
     assert stopped.code == 3 and stopped.stopped == f"{root / 'STOP'} exists"
     states = {s.state for s in stopped.statuses}

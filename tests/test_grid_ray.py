@@ -82,7 +82,7 @@ class StoppingEnv(ScriptedEnv):
 
     def backends(self, cell):
         backends = super().backends(cell)
-        _on_target_call(backends, 60, self.stop.touch)
+        _on_target_call(backends, 30, self.stop.touch)  # early: mid-run in every cell
         return backends
 
 
