@@ -1,6 +1,6 @@
-"""`make bench`: run the five benchmarks of issue 7, batch_cost (issue 14) and the cache lookup
-benchmark, print one table of figure vs target, and leave one JSON per benchmark in
-benchmarks/results/.
+"""`make bench`: run the five benchmarks of issue 7, batch_cost (issue 14), grid_throughput
+(issue 13) and the cache lookup benchmark, print one table of figure vs target, and leave one
+JSON per benchmark in benchmarks/results/.
 
 Exit status 0 even when a target is missed: the benchmarks measure, CI's tests decide.
 Run: .venv/bin/python -m benchmarks.run_all [--quick]
@@ -24,6 +24,7 @@ from benchmarks import (
     budget_audit,
     budget_use,
     core_overhead,
+    grid_throughput,
     live_overlap,
     prompt_cost,
     replay_speed,
@@ -87,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.append(budget_use.main([]))
     results.append(prompt_cost.main([]))
     results.append(batch_cost.main(["--quick"] if args.quick else []))
+    results.append(grid_throughput.main(["--seeds", "1"] if args.quick else []))
     if not args.quick and (lookup := _cache_lookup()) is not None:
         results.append(lookup)
     # Wide enough for the table when the output is a file or a pipe (make bench | tee).

@@ -24,6 +24,7 @@ from llm_cache.backends.base import Backend
 from llm_cache.batch import BatchWaves, dispatch
 from llm_cache.batch_journal import JOURNAL_NAME, BatchJournal
 from llm_cache.errors import CacheCorruptError, CacheMiss, LLMFatalError
+from llm_cache.gates import CallGate
 from llm_cache.key import canonical_request, key_of_canonical
 from llm_cache.modes import Mode
 from llm_cache.prices import PriceTable
@@ -55,6 +56,7 @@ class CachedLLM:
         seed: int = 0,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         batch_journal: str | Path | None = None,
+        gate: CallGate | None = None,
     ) -> None:
         if mode is not Mode.OFF and store is None:
             raise ValueError(f"cache mode {mode.value!r} needs a cache directory")
@@ -68,6 +70,7 @@ class CachedLLM:
         self._ledger = Ledger(prices)
         self._rng = random.Random(seed)  # backoff jitter only; never affects outputs
         self._sleep = sleep or asyncio.sleep
+        self._gate = gate  # shared limits and stop controls (llm_cache.gates); None: no gate
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -91,11 +94,13 @@ class CachedLLM:
         prices: PriceTable | None = None,
         seed: int = 0,
         batch_journal: str | Path | None = None,
+        gate: CallGate | None = None,
     ) -> CachedLLM:
         store = None if cache_dir is None else CacheStore(cache_dir)
         policy = retry_policy or RetryPolicy(max_retries=max_retries)
         return cls(store, backends, mode=Mode.parse(mode), concurrency=concurrency,
-                   retry_policy=policy, prices=prices, seed=seed, batch_journal=batch_journal)
+                   retry_policy=policy, prices=prices, seed=seed, batch_journal=batch_journal,
+                   gate=gate)
 
     # ---- the synchronous door -------------------------------------------------------------
 
@@ -275,6 +280,17 @@ class CachedLLM:
         self.retries += 1
 
     async def _call(self, backend: Backend, job: _Job) -> Response:
+        if self._gate is None:
+            return await self._call_backend(backend, job)
+        ticket = await self._gate.enter(job.request)  # may wait, or refuse with StopRequested
+        response: Response | None = None
+        try:
+            response = await self._call_backend(backend, job)
+            return response
+        finally:
+            await self._gate.leave(ticket, response)
+
+    async def _call_backend(self, backend: Backend, job: _Job) -> Response:
         request = job.request
         spent = 0
 

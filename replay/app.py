@@ -17,7 +17,9 @@ from rich.logging import RichHandler
 from rich.markup import escape
 
 from llm_cache import cli as cache_cli
-from replay import models
+from replay import controls, models
+from replay.compare import cli as compare_cli
+from replay.grid import cli as grid_cli
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
@@ -86,6 +88,7 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
                        help="model calls in flight at once (default 8)")
         p.add_argument("--test-eval", action="store_true",
                        help="afterwards, score the initial and final skill on the test split")
+        controls.add_flags(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--trace", help="trace directory (default: traces/demo)")
     demo.set_defaults(func=cmd_demo)
     cache_cli.register(sub)
+    grid_cli.register(sub)
+    compare_cli.register(sub)
     return parser
 
 
@@ -160,8 +165,10 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay.viewer.rounds import round_table
     from replay.viewer.tables import header
 
+    run_controls = controls.for_train(args)
     code = runner.train(_options(args), args.out, console, concurrency=args.concurrency,
-                        test_split="test" if args.test_eval else None)
+                        test_split="test" if args.test_eval else None, hooks=run_controls.hooks)
+    run_controls.finish(code)
     if code == runner.EXIT_OK:
         run = load_run(args.out)
         show(round_table(run.view), console)

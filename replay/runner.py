@@ -15,6 +15,7 @@ from llm_cache.backends import Backend
 from llm_cache.batch_journal import JOURNAL_NAME
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMError
+from llm_cache.gates import StopRequested
 from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Role
 from llm_cache.store import CacheNotFound
@@ -27,6 +28,7 @@ from replay.progress import TrainProgress
 from replay.redact import public_spec, scrub
 from replay.serde import Manifest, check_prompt_version
 from replay.trace import RunDir, TraceWriter
+from replay.train_hooks import TrainHooks
 from replay.verify import EXIT_FAILED, EXIT_OK, Labelled, replay
 from stratune_core.config import Config
 from stratune_core.errors import StraTuneError
@@ -35,21 +37,24 @@ from stratune_core.run import iterate
 from stratune_core.state import initial_state
 from stratune_core.task import Task
 
+EXIT_STOPPED = 3  # a stop control (--max-cost, --timeout, a STOP file) ended it; resumable
 EXIT_INTERRUPTED = 130
 
 
 def train(options: RunOptions, out: str, console: Console, *, concurrency: int = 8,
-          test_split: str | None = None) -> int:
+          test_split: str | None = None, hooks: TrainHooks | None = None) -> int:
     """Record (or resume) a run in `out`; with `test_split`, score the initial and the final
     skill on that split afterwards (outside the budget) into evaluation.json."""
+    hooks = hooks or TrainHooks()
     # Everything that can be refused is checked before the run directory is touched.
-    task = models.load_task(options.task, data_dir=options.data_dir)
+    task = hooks.task if hooks.task is not None else models.load_task(options.task,
+                                                                      data_dir=options.data_dir)
     config = build_config(options, task)  # the task's preset is a config layer
     manifest = new_manifest(options, config)
     manifest = attrs.evolve(manifest, target=public_spec(manifest.target),
                             optimizer=public_spec(manifest.optimizer))
     initial_state(config, task)  # e.g. a budget below one round
-    backends = models.backends(options.target, options.optimizer)
+    backends = hooks.backends or models.backends(options.target, options.optimizer)
     warning = make_plan(config, task).warning
     if warning is not None:
         console.print(f"[bold yellow]warning[/]: {escape(warning)}")
@@ -57,7 +62,7 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     run_dir.prepare()
     try:
         with RunLock.acquire(run_dir.path):
-            session = _Session(run_dir, config, manifest, console, test_split)
+            session = _Session(run_dir, config, manifest, console, test_split, hooks)
             return session.run(task, backends, concurrency)
     except OSError as exc:
         raise _storage_error(run_dir, exc) from None
@@ -84,12 +89,14 @@ class _Session:
     manifest: Manifest
     console: Console
     test_split: str | None
+    hooks: TrainHooks
 
     def run(self, task: Task, backends: dict[Role, Backend], concurrency: int) -> int:
         previous = _previous_run(self.run_dir, self.manifest)
         llm = CachedLLM.open(self.run_dir.cache, backends=backends, mode="live",
                              concurrency=concurrency, seed=self.config.seed,
-                             batch_journal=self.run_dir.path / JOURNAL_NAME)  # batch=on safety
+                             batch_journal=self.run_dir.path / JOURNAL_NAME,  # batch=on safety
+                             gate=self.hooks.gate)
         try:
             code = self._record(task, llm, previous)
         finally:
@@ -120,6 +127,11 @@ class _Session:
                         if isinstance(event, RunFinished):
                             final = (event.final_id, state.text(event.final_id))
                             self.run_dir.write_text(self.run_dir.final_skill, final[1])
+                    self.hooks.after_round(state, events, llm.accounting())
+        except StopRequested as stop:
+            _close(writer)
+            self.console.print(f"[yellow]stopped[/]: {escape(str(stop))}")
+            return EXIT_STOPPED
         except KeyboardInterrupt:
             _close(writer)
             self.console.print(f"[yellow]stopped[/]: {len(writer.lines)} events kept in "
@@ -146,8 +158,13 @@ class _Session:
         self.console.print(writer.report.describe())
         if self.test_split is not None:
             skills = {initial.skill_id: initial.text, final[0]: final[1]}
-            _evaluate_into(self.run_dir, task, llm, self.config, self.test_split, skills,
-                           self.console)
+            try:
+                _evaluate_into(self.run_dir, task, llm, self.config, self.test_split, skills,
+                               self.console)
+            except StopRequested as stop:
+                self.console.print(f"[yellow]stopped[/] during the test evaluation: "
+                                   f"{escape(str(stop))}")
+                return EXIT_STOPPED
             self._save_usage(llm, unchanged)
         return EXIT_OK
 
@@ -232,4 +249,4 @@ def _evaluate_into(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config, 
                                             "solved": solved})
 
 
-__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "replay", "train"]
+__all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_STOPPED", "replay", "train"]

@@ -1,0 +1,224 @@
+"""Benchmark: a grid of 28 ablations x 3 seeds (84 cells) on one machine, every call going
+through the real SDK to the bundled fake Messages API server, which answers with the scripted
+toy models after 200 ms and, like a real endpoint, caps its concurrent requests (429 past it).
+
+Reports:
+- grid wall time against the longest cell run alone (target <= 1.5x); the three cells that took
+  longest inside the grid are run again alone, each in a fresh directory;
+- total requests the server answered against the sum of the cells' own paid calls (identical);
+- 429s seen with the shared limit (`max_connections anthropic = cap`, target 0) and without it.
+
+The cells are independent: the Replay ablation follows a run recorded before the grid (as in
+budget_audit), so the grid has no dependency chain. The server runs in its own process.
+Run: .venv/bin/python -m benchmarks.grid_throughput [--cap 64] [--limit 24] [--seeds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import multiprocessing as mp
+import os
+import resource
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from rich.console import Console
+
+from benchmarks.common import BenchResult, ToyResponder, report
+from llm_cache.fake_server import FakeAnthropicServer, Fault
+from replay.grid.run import run_grid
+from replay.grid.spec import load_grid
+from stratune_core.enums import Form, Strategy
+from stratune_core.selectors.registry import SELECTORS
+
+LATENCY = 0.2
+WORDS = Path(__file__).resolve().parents[1] / "examples" / "grid" / "words"
+KEY = "sk-ant-bench-not-a-real-key"
+
+
+class CappedServer(FakeAnthropicServer):
+    """Answers 429 (retry-after 0) to a request arriving while `cap` are in flight."""
+
+    def __init__(self, *, cap: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cap, self.in_flight, self.peak, self.rejected, self.answered = cap, 0, 0, 0, 0
+        self._cap_lock = threading.Lock()
+
+    def _admit(self, method: str, path: str, headers: Any, body: Any) -> Any:
+        entry = super()._admit(method, path, headers, body)
+        with self._cap_lock:
+            if self.in_flight >= self.cap:
+                self.rejected += 1
+                return attrs.evolve(entry, fault=Fault.RATE_LIMIT)
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        return entry
+
+    def message(self, entry: Any, model: str) -> dict[str, Any]:
+        try:
+            return super().message(entry, model)
+        finally:
+            with self._cap_lock:
+                self.in_flight -= 1
+                self.answered += 1
+
+
+def _serve(cap: int, latency: float, pipe: Any) -> None:
+    with CappedServer(cap=cap, responder=ToyResponder(), latency=latency) as server:
+        pipe.send(server.url)
+        while (command := pipe.recv()) != "stop":
+            if command == "stats":
+                usage = resource.getrusage(resource.RUSAGE_SELF)
+                pipe.send({"answered": server.answered, "rejected": server.rejected,
+                           "peak": server.peak, "received": len(server.requests),
+                           "cpu_s": usage.ru_utime + usage.ru_stime})
+
+
+class Server:
+    """The capped fake server in a child process (the grid's client work keeps this one busy)."""
+
+    def __init__(self, cap: int, latency: float = LATENCY) -> None:
+        self.pipe, child = mp.Pipe()
+        self.process = mp.get_context("spawn").Process(target=_serve, args=(cap, latency, child),
+                                                       daemon=True)
+        self.process.start()
+        self.url = self.pipe.recv()
+
+    def stats(self) -> dict[str, int]:
+        self.pipe.send("stats")
+        return self.pipe.recv()
+
+    def close(self) -> None:
+        self.pipe.send("stop")
+        self.process.join(10)
+
+
+def ablations(replay_source: Path) -> list[tuple[str, str]]:
+    """The 28 ablations of budget_audit, as grid-file entries."""
+    spellings = [str(s) for cls in SELECTORS for s in cls.examples()]
+    out = [(s.replace(":", "-"), f'{{ selector = "{s}" }}') for s in spellings
+           if not s.startswith("replay:")]
+    out.append(("replay", f'{{ selector = "replay:{replay_source}" }}'))
+    out.append(("F4-only", '{ forms = "F4" }'))
+    out += [(f"{s.name}+{f.name}", f'{{ operator = "{s.name}+{f.name}" }}')
+            for s in Strategy for f in Form]
+    out += [(f"no-{flag}", f"{{ no-{flag} = true }}")
+            for flag in ("history", "validation", "final-selection")]
+    out.append(("released", '{ profile = "released" }'))
+    return out
+
+
+def grid_file(path: Path, entries: Sequence[tuple[str, str]], seeds: Sequence[int], limit: int,
+              cap: int | None) -> Path:
+    lines = [f"seeds = {list(seeds)}", ""]
+    if cap is not None:
+        lines += ["[max_connections]", f"anthropic = {cap}", ""]
+    lines += ["[tasks.words]", f'task = "{WORDS}"', 'scorer = "regex"', f"limit = {limit}", "",
+              "[pairs.toy]", 'target = "anthropic:claude-haiku-4-5"',
+              'optimizer = "anthropic:claude-sonnet-4-6"', "", "[ablations]"]
+    lines += [f'"{name}" = {value}' for name, value in entries]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _grid(path: Path, out: Path) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = run_grid(load_grid(path), out, Console(file=io.StringIO(), width=120))
+    return time.perf_counter() - start, result
+
+
+def _paid_calls(root: Path) -> int:
+    return sum(json.loads(p.read_text())["total"]["paid_calls"] for p in root.rglob("usage.json"))
+
+
+def _cell_seconds(root: Path) -> dict[str, float]:
+    return {str(p.parent.relative_to(root)): (p.parent / "manifest.json").stat().st_mtime
+            - p.stat().st_mtime for p in root.rglob("grid_cell.json")}
+
+
+def measure(cap: int = 64, limit: int = 24, seeds: int = 3) -> BenchResult:
+    server = Server(cap)
+    os.environ["ANTHROPIC_BASE_URL"] = server.url
+    os.environ["ANTHROPIC_API_KEY"] = KEY
+    try:
+        with tempfile.TemporaryDirectory(prefix="stratune-grid-bench-") as tmp:
+            base = Path(tmp)
+            source = base / "source"  # the run the Replay ablation follows
+            _grid(grid_file(base / "source.toml", [("llm", "{}")], [0], limit, None), source)
+            entries = ablations(source / "words/toy/llm/seed0")
+            shared = grid_file(base / "grid.toml", entries, range(seeds), limit, cap)
+            before, cpu_before = server.stats(), _cpu()
+            wall, result = _grid(shared, base / "grid")
+            after, cpu = server.stats(), _cpu() - cpu_before
+            cells = _cell_seconds(base / "grid")
+            longest = sorted(cells, key=cells.get, reverse=True)[:3]
+            alone = {}
+            for cell in longest:
+                _, _, ablation, seed = cell.split("/")
+                single = grid_file(base / "one.toml", [e for e in entries if e[0] == ablation],
+                                   [int(seed.removeprefix("seed"))], limit, cap)
+                alone[cell], _ = _grid(single, base / f"alone-{len(alone)}")
+            unlimited_before = server.stats()
+            free = grid_file(base / "free.toml", entries, range(seeds), limit, None)
+            free_wall, free_result = _grid(free, base / "free")
+            unlimited = server.stats()
+            paid = _paid_calls(base / "grid")
+    finally:
+        server.close()
+    answered = after["answered"] - before["answered"]
+    rejected = after["rejected"] - before["rejected"]
+    free_rejected = unlimited["rejected"] - unlimited_before["rejected"]
+    longest_alone = max(alone.values())
+    ratio = wall / longest_alone
+    cores = os.cpu_count() or 1
+    cpu_total = cpu + after["cpu_s"] - before["cpu_s"]
+    bound = max(longest_alone, cpu_total / cores, answered * LATENCY / cap)
+    states = [s.state for s in result.statuses]
+    free_states = [s.state for s in free_result.statuses]
+    summary = (
+        f"grid wall / longest cell alone = {ratio:.2f}x (target <= 1.5): {len(states)} cells "
+        f"({len(entries)} ablations x {seeds} seeds) in {wall:.1f} s vs {longest_alone:.1f} s; "
+        f"requests answered {answered} = sum of cells' paid calls {paid}: {answered == paid}; "
+        f"429s with the shared limit {rejected} (target 0), without it {free_rejected} "
+        f"({free_wall:.1f} s, {free_states.count('done')}/{len(free_states)} cells done); "
+        f"server cap {cap}, {LATENCY * 1000:.0f} ms per call; the grid used {cpu_total:.0f} s "
+        f"of CPU on {cores} cores: wall / max(longest cell, CPU / cores, calls x latency / cap) "
+        f"= {wall / bound:.2f}x"
+    )
+    return BenchResult(
+        name="grid_throughput", figure=round(ratio, 3), target=1.5, summary=summary,
+        details={"cells": len(states), "done": states.count("done"), "wall_s": round(wall, 2),
+                 "longest_alone_s": {k: round(v, 2) for k, v in alone.items()},
+                 "longest_in_grid_s": {k: round(cells[k], 2) for k in longest},
+                 "answered": answered, "paid_calls": paid, "rejected_429": rejected,
+                 "cpu_s": round(cpu_total, 1), "cores": cores,
+                 "ratio_to_hardware_bound": round(wall / bound, 3),
+                 "peak_in_flight": after["peak"], "unlimited_429": free_rejected,
+                 "unlimited_wall_s": round(free_wall, 2),
+                 "unlimited_done": free_states.count("done"), "cap": cap, "limit": limit},
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> BenchResult:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cap", type=int, default=64, help="server's concurrent requests")
+    parser.add_argument("--limit", type=int, default=24, help="training samples per cell")
+    parser.add_argument("--seeds", type=int, default=3)
+    args = parser.parse_args(argv)
+    return report(measure(args.cap, args.limit, args.seeds))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""`stratune compare`: the paper's tables from run directories."""

@@ -1,0 +1,50 @@
+"""Budget: executions spent against B, rounds, accepted and saved candidates, per method."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from replay.compare.group import by_pair_label_dataset, datasets, ordered
+from replay.compare.model import Column, Row, Stat, Table
+from replay.compare.runs import Run
+
+
+def _verdicts(run: Run, verdict: str) -> int:
+    return sum(1 for e in run.of_type("CandidateDecided") if e["verdict"] == verdict)
+
+
+def _spent(run: Run) -> tuple[int, int]:
+    spent = 0
+    for event in run.events:
+        if event.get("_type") in ("ExecutionsCharged", "RunFinished"):
+            spent = event["spent"]
+    started = run.of_type("RunStarted")
+    return spent, started[0]["budget"] if started else 0
+
+
+def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
+    rows = []
+    for pair, labels in sorted(by_pair_label_dataset(runs, by).items()):
+        for name in datasets(runs):
+            for label in ordered(labels):
+                group = labels[label].get(name, [])
+                if not group:
+                    continue
+                spent = [_spent(r) for r in group]
+                rows.append(Row([
+                    name, label, Stat.of(s for s, _ in spent),
+                    sum(b for _, b in spent) / len(spent),
+                    Stat.of(100.0 * s / b for s, b in spent if b),
+                    Stat.of(len(r.of_type("RoundStarted")) for r in group),
+                    Stat.of(_verdicts(r, "accepted") for r in group),
+                    Stat.of(_verdicts(r, "saved") for r in group),
+                    f"{sum(r.finished for r in group)}/{len(group)}"], group=pair))
+    if not rows:
+        return None
+    columns = [Column("Dataset"), Column("Method"), Column("Spent", "stat", 1),
+               Column("Budget", "number", 0), Column("Spent (%)", "stat", 1),
+               Column("Rounds", "stat", 1), Column("Accepted", "stat", 2),
+               Column("Saved", "stat", 2), Column("Finished")]
+    return Table(id="budget", title="Budget: target executions spent, rounds, accepted and "
+                                    "saved candidates (mean ± sd (n))",
+                 columns=columns, rows=rows)

@@ -1,0 +1,125 @@
+"""Printing tables: rich (terminal), markdown, csv (mean, sd and n in their own columns; one
+block per table after a `# title` line) and LaTeX (booktabs)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from replay.compare.model import MISSING, Column, Stat, Table, fmt_cell, fmt_number
+
+FORMATS = ("rich", "markdown", "csv", "latex")
+
+
+def _sections(table: Table) -> list[tuple[str | None, list[list[str]]]]:
+    """Rows as text, split where the group changes."""
+    out: list[tuple[str | None, list[list[str]]]] = []
+    for row in table.rows:
+        cells = [fmt_cell(v, c) for v, c in zip(row.cells, table.columns, strict=True)]
+        if not out or out[-1][0] != row.group:
+            out.append((row.group, []))
+        out[-1][1].append(cells)
+    return out
+
+
+def rich_table(table: Table) -> RenderableType:
+    """The title, then one block per section (its title above its own table)."""
+    parts: list[RenderableType] = [Text(table.title, style="bold")]
+    for group, rows in _sections(table):
+        t = RichTable(box=box.SIMPLE_HEAD, title=group, title_justify="left",
+                      title_style="italic")
+        for column in table.columns:
+            t.add_column(column.title, justify="left" if column.kind == "text" else "right")
+        for cells in rows:
+            t.add_row(*cells)
+        parts.append(t)
+    parts += [Text(note, style="dim") for note in table.notes]
+    return Group(*parts, Text(""))
+
+
+def markdown(table: Table) -> str:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    out = [f"**{table.title}**", "", line([c.title for c in table.columns]),
+           line(["---" if c.kind == "text" else "---:" for c in table.columns])]
+    for group, rows in _sections(table):
+        if group is not None:
+            out.append(line([f"*{group}*", *[""] * (len(table.columns) - 1)]))
+        out += [line(cells) for cells in rows]
+    out += [""] + [f"{note}  " for note in table.notes]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _csv_header(column: Column) -> list[str]:
+    if column.kind == "stat":
+        return [f"{column.title} mean", f"{column.title} sd", f"{column.title} n"]
+    return [column.title]
+
+
+def _csv_cells(value: object, column: Column) -> list[str]:
+    if column.kind == "stat":
+        assert isinstance(value, Stat)
+        return ["" if value.mean is None else repr(round(value.mean, 6)),
+                "" if value.sd is None else repr(round(value.sd, 6)), str(value.n)]
+    if value is None:
+        return [""]
+    if isinstance(value, float):
+        return [repr(round(value, 6))]
+    return [str(value)]
+
+
+def csv_text(table: Table) -> str:
+    buffer = io.StringIO()
+    buffer.write(f"# {table.title}\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["group", *(h for c in table.columns for h in _csv_header(c))])
+    for row in table.rows:
+        writer.writerow([row.group or "", *(cell for value, column in
+                                             zip(row.cells, table.columns, strict=True)
+                                             for cell in _csv_cells(value, column))])
+    return buffer.getvalue()
+
+
+_LATEX = str.maketrans({"&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
+                        "ε": r"$\epsilon$", "Δ": r"$\Delta$", "—": "---", "±": r"$\pm$",
+                        "✓": r"$\checkmark$", "−": "$-$"})
+
+
+def latex(table: Table) -> str:
+    width = len(table.columns)
+    align = "".join("l" if c.kind == "text" else "r" for c in table.columns)
+    out = [r"\begin{table}[htbp]", r"\centering", r"\small",
+           rf"\caption{{{table.title.translate(_LATEX)}}}", rf"\begin{{tabular}}{{{align}}}",
+           r"\toprule", " & ".join(c.title.translate(_LATEX) for c in table.columns) + r" \\",
+           r"\midrule"]
+    for i, (group, rows) in enumerate(_sections(table)):
+        if i:
+            out.append(r"\midrule")
+        if group is not None:
+            out.append(rf"\multicolumn{{{width}}}{{l}}{{\textit{{{group.translate(_LATEX)}}}}} \\")
+        for cells in rows:
+            out.append(" & ".join(c.translate(_LATEX) for c in cells) + r" \\")
+    out += [r"\bottomrule", r"\end{tabular}"]
+    out += [rf"\par\footnotesize {note.translate(_LATEX)}" for note in table.notes]
+    out.append(r"\end{table}")
+    return "\n".join(out) + "\n"
+
+
+def render_text(tables: Sequence[Table], fmt: str) -> str:
+    if fmt == "markdown":
+        return "\n".join(markdown(t) for t in tables)
+    if fmt == "csv":
+        return "\n".join(csv_text(t) for t in tables)
+    if fmt == "latex":
+        return "\n".join(latex(t) for t in tables)
+    raise ValueError(fmt)
+
+
+__all__ = ["FORMATS", "MISSING", "fmt_number", "render_text", "rich_table"]

@@ -1,0 +1,169 @@
+"""Run directories as `compare` sees them: manifest, events (as JSON), usage, test scores, and
+the grid coordinates of a cell; labels that follow the paper (method names of Tables 1-3, 6, 7,
+dataset names) and grouping by any manifest field (`--by`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from replay.grid.cells import CELL_FILE
+from replay.serde import manifest_to_data, trace_converter
+from replay.trace import RunDir
+from stratune_core.config import Config
+from stratune_core.errors import ConfigError
+
+DATASETS = {"docvqa": "DocVQA", "livemath": "LiveMath", "mind2web": "Mind2Web",
+            "spreadsheetbench": "SpreadsheetBench"}
+METHOD = "StraTune"
+SELECTOR_LABELS = {
+    "fixed:I1": "I1 only", "fixed:I2": "I2 only", "fixed:I3": "I3 only", "random": "Rand.",
+    "rotation": "Rot.", "once": "Once", "bandit:epsilon_greedy": "Bandit, ε-greedy",
+    "bandit:ucb1": "Bandit, UCB1", "bandit:thompson": "Bandit, Thompson",
+}
+ABLATION_FIELDS = ("selector", "forms", "operator", "history", "validation", "final_selection")
+
+
+@frozen(kw_only=True)
+class Run:
+    path: Path
+    manifest: dict[str, Any]
+    events: tuple[dict[str, Any], ...]
+    usage: dict[str, Any] | None
+    evaluation: dict[str, Any] | None
+    coords: dict[str, Any] | None  # a grid cell's task / pair / ablation / seed
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.manifest["config"]
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.manifest.get("finished")) and self._last("RunFinished") is not None
+
+    def _last(self, kind: str) -> dict[str, Any] | None:
+        return next((e for e in reversed(self.events) if e.get("_type") == kind), None)
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("_type") == kind]
+
+    def score(self, which: str) -> float | None:
+        """Test score (0-100) of the final or the initial skill; None without one."""
+        if self.evaluation is None:
+            return None
+        if which == "final":
+            end = self._last("RunFinished")
+            skill = None if end is None else end["final_id"]
+        else:
+            start = self._last("RunStarted")
+            skill = None if start is None else start["initial_skill_id"]
+        value = self.evaluation.get("scores", {}).get(skill)
+        return None if value is None else 100.0 * value
+
+    @property
+    def dataset(self) -> str:
+        name = (self.coords or {}).get("task")
+        if name is None:
+            started = self._last("RunStarted")
+            name = started["task"] if started else self.manifest["task"]["spec"]
+        return DATASETS.get(str(name).lower(), str(name))
+
+    @property
+    def pair(self) -> str:
+        return (f"Target: {self.config['target_model']} · "
+                f"Optimizer: {self.config['optimizer_model']}")
+
+    @property
+    def name(self) -> str:
+        if self.coords is not None:
+            return str(self.coords.get("id", self.path.name))
+        return str(self.path)
+
+
+@cache
+def _paper() -> dict[str, Any]:
+    return trace_converter().unstructure(Config())  # as a manifest writes it
+
+
+def method_of(run: Run) -> str:
+    """The paper's name for what this run changes against the full method; else the grid's
+    ablation name, else the changed fields."""
+    config = run.config
+    diffs = [f for f in ABLATION_FIELDS if config.get(f) != _paper()[f]]
+    profile = run.manifest.get("profile", "paper")
+    if not diffs:
+        return METHOD if profile == "paper" else f"{METHOD} ({profile} profile)"
+    if len(diffs) == 1 and profile == "paper":
+        label = _single(diffs[0], config[diffs[0]])
+        if label is not None:
+            return label
+    if run.coords is not None and "ablation" in run.coords:
+        return str(run.coords["ablation"])
+    return ", ".join(f"{f}={config[f]}" for f in diffs)
+
+
+def _single(field_name: str, value: Any) -> str | None:
+    if field_name == "selector":
+        return "Replay" if str(value).startswith("replay:") else SELECTOR_LABELS.get(value)
+    if field_name == "forms" and value == "F4":
+        return "F4 only"
+    if field_name == "operator":
+        return str(value)  # I3+F3
+    return {"history": "No hist.", "validation": "No valid.",
+            "final_selection": "No final sel."}.get(field_name)
+
+
+def field_value(run: Run, path: str) -> Any:
+    """`--by` fields: a dotted path into the manifest (target, seed, profile, task.spec,
+    config.<field>) or the grid coordinates (grid.task, grid.pair, grid.ablation)."""
+    if path.startswith("grid."):
+        return (run.coords or {}).get(path.removeprefix("grid."))
+    node: Any = run.manifest
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise ConfigError(f"--by {path}: not a manifest field; use e.g. config.selector, "
+                              "profile, target, seed, task.spec or grid.ablation")
+        node = node[part]
+    return node
+
+
+def label_of(run: Run, by: Sequence[str]) -> str:
+    if not by:
+        return method_of(run)
+    return ", ".join(f"{path}={field_value(run, path)}" for path in by)
+
+
+def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise ConfigError(f"{path}: not found")
+        if (path / "manifest.json").is_file():
+            found.append(path)
+            continue
+        found.extend(sorted(p.parent for p in path.rglob("manifest.json")
+                            if "cache" not in p.relative_to(path).parts))
+    if not found:
+        raise ConfigError(f"no run directories (with manifest.json) under {', '.join(map(str, paths))}")
+    return found
+
+
+def load_runs(paths: Iterable[str | Path]) -> list[Run]:
+    runs = []
+    for path in find_run_dirs(paths):
+        run_dir = RunDir.at(path)
+        manifest = manifest_to_data(run_dir.read_manifest())
+        coords_file = path / CELL_FILE
+        coords = json.loads(coords_file.read_text(encoding="utf-8")) if coords_file.is_file() \
+            else None
+        runs.append(Run(path=path, manifest=manifest,
+                        events=tuple(json.loads(line) for line in run_dir.read_lines()),
+                        usage=run_dir.read_json(run_dir.usage),
+                        evaluation=run_dir.read_json(run_dir.evaluation), coords=coords))
+    return runs

@@ -1,0 +1,66 @@
+"""`stratune grid GRID.toml --out DIR`: every cell of a grid file, on this machine or on Ray."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("grid", help="run a grid of tasks x model pairs x ablations x seeds",
+                       description="Each cell is an ordinary run directory DIR/<task>/<pair>/"
+                                   "<ablation>/seed<k>; rerunning skips complete cells and "
+                                   "resumes the others from their caches.")
+    p.add_argument("grid", help="grid file (TOML)")
+    p.add_argument("--out", required=True, help="grid directory")
+    p.add_argument("--jobs", type=int, help="cells at once (default: all of them; 1 when a "
+                                           "model runs in process)")
+    p.add_argument("--max-connections", action="append", default=[], metavar="ENDPOINT=N",
+                   help="one limit per model endpoint shared by all cells, e.g. anthropic=64, "
+                        "openai:http://gpu:8000/v1=16 (repeatable; overrides the grid file)")
+    p.add_argument("--max-cost", metavar="USD", help="stop every cell before the grid's paid "
+                   "cost (all cells, all sittings) would pass USD")
+    p.add_argument("--timeout", metavar="DURATION", help="stop after DURATION (90s, 30m, 2h); "
+                   "`touch DIR/STOP` stops every cell at its next round boundary")
+    p.add_argument("--mlflow", metavar="URI", help="log every cell to MLflow")
+    p.add_argument("--mlflow-experiment", default="stratune", metavar="NAME")
+    ray = p.add_argument_group("Ray (pip install -e '.[ray]')")
+    ray.add_argument("--ray", metavar="ADDRESS", help="run each cell as a Ray task: `auto` "
+                     "(the cluster this node belongs to) or ray://HOST:PORT")
+    ray.add_argument("--ray-cpus", type=float, default=1.0, metavar="N",
+                     help="CPUs Ray reserves per cell (cells mostly wait; 0.25 packs 4 per CPU)")
+    ray.add_argument("--ship", action="store_true", help="DIR is not on a filesystem every "
+                     "node sees: copy each cell's directory to its node and back when it ends")
+    p.add_argument("--dry-run", action="store_true", help="list the cells and their state")
+    p.set_defaults(func=cmd_grid)
+
+
+def cmd_grid(args: argparse.Namespace, console: Console) -> int:
+    from pathlib import Path
+
+    from replay.grid.cells import check, expand
+    from replay.grid.execute import SpecEnv, load_cell_task
+    from replay.grid.limits import parse_connections
+    from replay.grid.run import GridOptions, plan_lines, run_grid
+    from replay.grid.spec import load_grid
+    from replay.stops import parse_cost, parse_duration
+
+    spec = load_grid(args.grid)
+    if args.dry_run:
+        root = Path(args.out).resolve()
+        cells = expand(spec, root)
+        check(spec, cells, root, lambda cell: load_cell_task(SpecEnv(), cell))
+        for line in plan_lines(cells, root):
+            console.print(line, highlight=False)
+        return 0
+    if args.timeout is not None:
+        parse_duration(args.timeout)
+    options = GridOptions(
+        jobs=args.jobs, max_connections=parse_connections(args.max_connections),
+        max_cost=None if args.max_cost is None else parse_cost(args.max_cost),
+        timeout=args.timeout, mlflow=args.mlflow, mlflow_experiment=args.mlflow_experiment,
+        ray=args.ray, ray_cpus=args.ray_cpus, ship=args.ship,
+    )
+    return run_grid(spec, args.out, console, options=options).code

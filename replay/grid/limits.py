@@ -1,0 +1,92 @@
+"""What all cells of a grid share: one connection limit per model endpoint, one cost cap, one
+stop control, one MLflow client. Built once by the driver; each cell gets a gate made of them.
+
+A limit named `anthropic` applies to every cell's calls to the Anthropic API, `bedrock` to
+Bedrock, `openai` to every OpenAI-compatible server together, `openai:http://gpu:8000/v1` to
+that one server, `llamacpp` to local models. Endpoints without a limit are limited only by
+each cell's own `concurrency`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from llm_cache.errors import SpecError
+from llm_cache.gates import ByRole, CallGate, CostCap, GateChain, SharedLimit
+from llm_cache.records import Role
+from llm_cache.spec import parse_spec
+from replay.grid.cells import Cell
+from replay.stops import StopControl, cache_cost
+from stratune_core.errors import ConfigError
+
+
+def endpoint_of(spec: str) -> str:
+    try:
+        parsed = parse_spec(spec)
+    except SpecError:
+        return spec.partition(":")[0]
+    if parsed.provider == "openai":
+        return f"openai:{parsed.option('base_url')}"
+    return parsed.provider
+
+
+def limit_name(endpoint: str, names: Iterable[str]) -> str | None:
+    """The most specific limit that covers an endpoint (`openai:URL` before `openai`)."""
+    covering = [n for n in names if endpoint == n or endpoint.startswith(n + ":")]
+    return max(covering, key=len, default=None)
+
+
+def parse_connections(items: Iterable[str]) -> dict[str, int]:
+    """`--max-connections anthropic=64` (repeatable)."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if not sep or not name or number < 1:
+            raise ConfigError(f"--max-connections {item!r}: write ENDPOINT=N, e.g. anthropic=64")
+        out[name] = number
+    return out
+
+
+class GridLimits:
+    """The local (one-process) form: gates shared by threads."""
+
+    def __init__(self, connections: Mapping[str, int], stop: StopControl,
+                 cost: CostCap | None = None) -> None:
+        self.limits = {name: SharedLimit(n, name) for name, n in connections.items()}
+        self.stop = stop
+        self.cost = cost
+
+    def _limit(self, spec: str) -> CallGate | None:
+        name = limit_name(endpoint_of(spec), self.limits)
+        return None if name is None else self.limits[name]
+
+    def gate(self, cell: Cell) -> CallGate:
+        gates: list[CallGate] = [self.stop]
+        if self.cost is not None:
+            gates.append(self.cost)
+        by_role = {role: gate for role, gate in (
+            (Role.TARGET, self._limit(cell.options.target)),
+            (Role.OPTIMIZER, self._limit(cell.options.optimizer))) if gate is not None}
+        if by_role:
+            gates.append(ByRole(by_role))
+        return GateChain(gates)
+
+
+def grid_cost_cap(max_cost: float | None, cells: Iterable[Cell], root: Path) -> CostCap | None:
+    """The cap counts what every cell has paid so far (over all earlier sittings)."""
+    if max_cost is None:
+        return None
+    already = cache_cost(cell.path(root) / "cache" for cell in cells)
+    return CostCap(max_cost, already_usd=already,
+                   hint="rerun the grid with a higher --max-cost to continue (paid calls are "
+                        "answered from the cells' caches)")
+
+
+def summary_of(limits: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name}={getattr(g, 'limit', g)}" for name, g in limits.items()) or "none"

@@ -1,0 +1,278 @@
+"""The grid file (TOML, read with the stdlib `tomllib`): tasks × model pairs × ablations × seeds.
+
+    seeds = 3                        # or a list: [0, 1, 2]
+    budget = "6x"                    # every cell (an ablation may set its own)
+    test_eval = true                 # score initial and final skill on the test split
+    profile = "paper"                # optional; `config` = a JSON file of Config fields
+    concurrency = 8                  # each cell's own client concurrency
+
+    [defaults]                       # Config fields (or train flags) for every cell
+    max_rounds = 30
+
+    [max_connections]                # one limit per model endpoint, shared by all cells
+    anthropic = 64
+
+    [tasks.livemath]                 # task, scorer, placement, limit, data
+    task = "livemath"
+
+    [pairs.haiku]
+    target = "anthropic:claude-haiku-4-5"
+    optimizer = "anthropic:claude-sonnet-4-6"
+
+    [ablations]                      # short name = Config fields or train flags
+    full = {}
+    i1-only = { selector = "fixed:I1" }
+    replay = { selector = "replay:full" }      # the `full` cell of the same task, pair and seed
+    no-hist = { no-history = true }
+
+Every error names the file and the key, and is an exit-2 error. Relative paths (task files,
+data directories, config files, replay sources) are relative to the grid file.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+from attrs import field, frozen
+
+from replay.serde import TaskSpec
+from stratune_core.config import Config
+from stratune_core.errors import ConfigError
+
+TOP_KEYS = ("seeds", "budget", "test_eval", "profile", "config", "concurrency", "defaults",
+            "max_connections", "tasks", "pairs", "ablations")
+TASK_KEYS = ("task", "scorer", "placement", "limit", "data")
+PAIR_KEYS = ("target", "optimizer")
+FLAGS = {"no_history": "history", "no_validation": "validation",
+         "no_final_selection": "final_selection"}
+RUN_KEYS = ("profile", "config", "budget")  # ablation keys that are not Config fields
+NOT_SETTABLE = ("seed", "target_model", "optimizer_model")  # set by the cell itself
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
+
+
+class GridError(ConfigError):
+    """A grid file that cannot be run; the message names the file and the key."""
+
+
+@frozen(kw_only=True)
+class TaskEntry:
+    name: str
+    spec: TaskSpec
+    data_dir: str | None = None
+
+
+@frozen(kw_only=True)
+class PairEntry:
+    name: str
+    target: str
+    optimizer: str
+
+
+@frozen(kw_only=True)
+class Ablation:
+    name: str
+    overrides: tuple[tuple[str, Any], ...] = field(default=(), converter=tuple)
+    profile: str | None = None
+    config_file: str | None = None
+    replay_of: str | None = None  # another ablation of this grid whose cells it replays
+
+
+@frozen(kw_only=True)
+class GridSpec:
+    path: Path
+    tasks: tuple[TaskEntry, ...]
+    pairs: tuple[PairEntry, ...]
+    ablations: tuple[Ablation, ...]
+    seeds: tuple[int, ...]
+    test_eval: bool = False
+    profile: str = "paper"
+    config_file: str | None = None
+    concurrency: int = 8
+    defaults: tuple[tuple[str, Any], ...] = field(default=(), converter=tuple)
+    max_connections: tuple[tuple[str, int], ...] = field(default=(), converter=tuple)
+
+    def ablation(self, name: str) -> Ablation:
+        return next(a for a in self.ablations if a.name == name)
+
+
+def load_grid(path: str | Path) -> GridSpec:
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GridError(f"{file}: not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise GridError(f"{file}: not valid TOML ({exc})") from None
+    return parse_grid(data, file)
+
+
+def parse_grid(data: Mapping[str, Any], file: Path) -> GridSpec:
+    reader = _Reader(file)
+    reader.known(data, TOP_KEYS, "the top level")
+    tasks = tuple(reader.task(name, entry) for name, entry in reader.table(data, "tasks").items())
+    pairs = tuple(reader.pair(name, entry) for name, entry in reader.table(data, "pairs").items())
+    ablations = tuple(reader.ablation(name, entry)
+                      for name, entry in reader.table(data, "ablations").items())
+    names = {a.name for a in ablations}
+    for ablation in ablations:
+        if ablation.replay_of is not None and ablation.replay_of not in names:
+            raise reader.error(f"ablations.{ablation.name}.selector",
+                               f"replay:{ablation.replay_of} names no ablation of this grid "
+                               f"({', '.join(sorted(names))}) and no run directory")
+    defaults = reader.overrides(data.get("defaults", {}), "defaults", allow_run_keys=False)
+    budget = data.get("budget")
+    if budget is not None:
+        defaults = (*defaults, *reader.budget(budget, "budget"))
+    return GridSpec(
+        path=file, tasks=tasks, pairs=pairs, ablations=ablations,
+        seeds=reader.seeds(data.get("seeds", 1)),
+        test_eval=reader.typed(data, "test_eval", bool, False),
+        profile=reader.typed(data, "profile", str, "paper"),
+        config_file=reader.path(data["config"], "config") if "config" in data else None,
+        concurrency=reader.positive(data.get("concurrency", 8), "concurrency"),
+        defaults=defaults,
+        max_connections=tuple((name, reader.positive(n, f"max_connections.{name}"))
+                              for name, n in reader.table(data, "max_connections",
+                                                          required=False).items()),
+    )
+
+
+class _Reader:
+    def __init__(self, file: Path) -> None:
+        self.file = file
+        self.root = file.resolve().parent
+
+    def error(self, key: str, message: str) -> GridError:
+        return GridError(f"{self.file}: {key}: {message}")
+
+    def known(self, data: Mapping[str, Any], keys: tuple[str, ...], where: str) -> None:
+        for key in data:
+            if key not in keys:
+                raise GridError(f"{self.file}: unknown key {key!r} in {where}; "
+                                f"use {', '.join(keys)}")
+
+    def table(self, data: Mapping[str, Any], key: str, *, required: bool = True
+              ) -> dict[str, Any]:
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            raise self.error(key, f"expected a table ([{key}.NAME] sections)")
+        if required and not value:
+            raise self.error(key, f"the grid needs at least one entry in [{key}]")
+        for name in value:
+            if not NAME.match(name):
+                raise self.error(f"{key}.{name}", "names may use letters, digits and . _ + = -")
+        return value
+
+    def typed(self, data: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
+        value = data.get(key, default)
+        if not isinstance(value, kind):
+            raise self.error(key, f"expected {kind.__name__}, got {value!r}")
+        return value
+
+    def positive(self, value: Any, key: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.error(key, f"expected a positive integer, got {value!r}")
+        return value
+
+    def path(self, value: Any, key: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.error(key, f"expected a path, got {value!r}")
+        return str((self.root / Path(value).expanduser()).resolve())
+
+    def seeds(self, value: Any) -> tuple[int, ...]:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return tuple(range(value))
+        if (isinstance(value, list) and value and len(set(value)) == len(value)
+                and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)):
+            return tuple(value)
+        raise self.error("seeds", f"expected a count (3) or distinct seeds ([0, 1, 2]), "
+                                  f"got {value!r}")
+
+    def task(self, name: str, entry: Any) -> TaskEntry:
+        key = f"tasks.{name}"
+        if not isinstance(entry, dict):
+            raise self.error(key, "expected a table with `task = ...`")
+        self.known(entry, TASK_KEYS, f"[{key}]")
+        if not isinstance(entry.get("task"), str):
+            raise self.error(f"{key}.task", "required: a task name or a path to a JSONL task")
+        spec = entry["task"]
+        if (self.root / spec).exists():  # a custom task beside the grid file
+            spec = str((self.root / spec).resolve())
+        limit = entry.get("limit")
+        if limit is not None:
+            limit = self.positive(limit, f"{key}.limit")
+        return TaskEntry(
+            name=name,
+            spec=TaskSpec(spec=spec, scorer=entry.get("scorer"),
+                          placement=entry.get("placement", "system"), limit=limit),
+            data_dir=self.path(entry["data"], f"{key}.data") if "data" in entry else None,
+        )
+
+    def pair(self, name: str, entry: Any) -> PairEntry:
+        key = f"pairs.{name}"
+        if not isinstance(entry, dict):
+            raise self.error(key, "expected a table with target and optimizer")
+        self.known(entry, PAIR_KEYS, f"[{key}]")
+        for role in PAIR_KEYS:
+            if not isinstance(entry.get(role), str):
+                raise self.error(f"{key}.{role}", "required: a model spec")
+        return PairEntry(name=name, target=entry["target"], optimizer=entry["optimizer"])
+
+    def budget(self, value: Any, key: str) -> tuple[tuple[str, Any], ...]:
+        from replay.options import parse_budget
+
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            raise self.error(key, f"expected N or \"Kx\", got {value!r}")
+        try:
+            return tuple(parse_budget(value).items())
+        except ConfigError as exc:
+            raise self.error(key, str(exc)) from None
+
+    def overrides(self, entry: Any, key: str, *, allow_run_keys: bool
+                  ) -> tuple[tuple[str, Any], ...]:
+        if not isinstance(entry, dict):
+            raise self.error(key, "expected a table of Config fields or train flags")
+        fields = attrs.fields_dict(Config)
+        out: list[tuple[str, Any]] = []
+        for raw, value in entry.items():
+            name = raw.replace("-", "_")
+            if allow_run_keys and name in RUN_KEYS:
+                continue
+            if name in FLAGS:
+                if value is not True:
+                    raise self.error(f"{key}.{raw}", "a flag takes `true`")
+                out.append((FLAGS[name], False))
+            elif name in fields and name not in NOT_SETTABLE:
+                out.append((name, value))
+            else:
+                raise self.error(f"{key}.{raw}", "not a Config field or train flag (see "
+                                 "stratune_core/config.py; seeds and models are set by the grid)")
+        return tuple(out)
+
+    def ablation(self, name: str, entry: Any) -> Ablation:
+        key = f"ablations.{name}"
+        overrides = list(self.overrides(entry, key, allow_run_keys=True))
+        replay_of = None
+        for i, (field_name, value) in enumerate(overrides):
+            if field_name == "selector" and isinstance(value, str) and value.startswith("replay:"):
+                source = value.removeprefix("replay:")
+                if NAME.match(source) and not (self.root / source).exists():
+                    replay_of = source  # resolved per cell once the output directory is known
+                else:
+                    overrides[i] = ("selector", "replay:" + self.path(source, f"{key}.selector"))
+        if "budget" in entry:
+            overrides += self.budget(entry["budget"], f"{key}.budget")
+        profile = entry.get("profile")
+        if profile is not None and not isinstance(profile, str):
+            raise self.error(f"{key}.profile", f"expected a profile name, got {profile!r}")
+        return Ablation(
+            name=name, overrides=tuple(overrides), profile=profile, replay_of=replay_of,
+            config_file=self.path(entry["config"], f"{key}.config") if "config" in entry else None,
+        )
