@@ -81,23 +81,23 @@ def check(spec: GridSpec, cells: Sequence[Cell], root: Path,
     """Build each cell's config and task, and compare existing cells with their definition."""
     from replay.runner import _previous_run  # the refusal message `train` gives
 
-    tasks_seen: set[str] = set()
+    tasks: dict[str, Task] = {}
     for cell in cells:
         waiting = cell.depends_on is not None and not finished(root / cell.depends_on, False)
+        if cell.task not in tasks:  # first: the task's preset is a layer of every cell's config
+            try:
+                tasks[cell.task] = load_task(cell)
+            except StraTuneError as exc:
+                raise GridError(f"{spec.path}: tasks.{cell.task}: {exc}") from None
         try:
             # A replay cell whose source has not run yet is checked with another selector: its
             # sequence does not exist yet, everything else must already be right.
-            config = build_config(_without_replay(cell.options) if waiting else cell.options)
+            options = _without_replay(cell.options) if waiting else cell.options
+            config = build_config(options, tasks[cell.task])
         except StraTuneError as exc:
             what = str(exc).removeprefix("command line: ")  # the grid file is the source
             raise GridError(f"{spec.path}: ablations.{cell.ablation} with pairs.{cell.pair}: "
                             f"{what}") from None
-        if cell.task not in tasks_seen:
-            tasks_seen.add(cell.task)
-            try:
-                load_task(cell)
-            except StraTuneError as exc:
-                raise GridError(f"{spec.path}: tasks.{cell.task}: {exc}") from None
         run_dir = RunDir.at(cell.path(root))
         if waiting or not run_dir.exists():
             continue  # `train` checks a waiting cell when it runs
