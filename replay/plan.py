@@ -50,10 +50,11 @@ class Plan:
             return (f"the budget affords about {self.rounds_typical} round(s); StraTune needs at "
                     "least 3 to choose between strategies: raise --budget")
         quota = self.screen_quota
-        if self.shape.n_train - self.shape.batch < quota:
+        if 2 * self.shape.screening < quota:
             return (f"the training set is small: a candidate is screened on at most "
-                    f"{self.shape.n_train - self.shape.batch} samples instead of {quota}, so "
-                    "gains and regressions are coarse; add training samples")
+                    f"{self.shape.screening} samples instead of {quota} (the batch and the "
+                    "validation set need the others), so gains and regressions are coarse; add "
+                    "training samples")
         return None
 
 

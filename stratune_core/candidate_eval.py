@@ -90,6 +90,7 @@ def evaluate_candidate(
         exclude=sub.exclude,
         n_solved=cfg.screen_solved,
         n_random=cfg.screen_random,
+        keep=env.shape.validation,  # Q_v is drawn from what Q_s leaves (0 without validation)
     )
     entry_base = dict(
         round=state.round,

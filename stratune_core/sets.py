@@ -48,6 +48,7 @@ def screening_set(
     exclude: Set[str],
     n_solved: int,
     n_random: int,
+    keep: int = 0,
 ) -> tuple[str, ...]:
     """Q_s: up to `n_solved` ids the reference skill solved, then random ids of the rest.
 
@@ -55,16 +56,22 @@ def screening_set(
     quota, so Q_s keeps its full size (n_solved + n_random, or every eligible id if fewer) while
     few solved samples are known: in round 0 none is, and a set of n_random samples would make
     eps_s = max(eps0, m~/|Q_s|) needlessly large (the paper screens on 36 to 48 samples).
+    `keep` eligible ids are left out of Q_s for the validation set that must be disjoint from
+    it (Q_s still gets at least one): on a training set too small for both sets at full size,
+    validation keeps its size and screening takes the rest.
     Both parts are stratified (`stratified_order`). Excluded ids (the round's batch, samples
     used to generate the candidate) never appear; the result has no duplicates. Order: the
     solved part, then the random part.
     """
     eligible = _eligible(samples, exclude)
-    solved_part = stratified_order(rng, [s for s in eligible if s.id in solved])[: max(0, n_solved)]
+    room = max(1, len(eligible) - max(0, keep))
+    wanted = min(max(0, n_solved), room)
+    solved_part = stratified_order(rng, [s for s in eligible if s.id in solved])[:wanted]
     taken = set(solved_part)
     rest = [s for s in eligible if s.id not in taken]
     shortfall = max(0, n_solved) - len(solved_part)
-    random_part = stratified_order(rng, rest)[: max(0, n_random) + shortfall]
+    size = min(max(0, n_random) + shortfall, room - len(solved_part))
+    random_part = stratified_order(rng, rest)[:size]
     return tuple(solved_part) + tuple(random_part)
 
 

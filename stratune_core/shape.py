@@ -27,7 +27,7 @@ class RunShape:
     n_batches: int  # batches actually made: at most one per training sample
     batch: int  # samples in the largest batch
     ranking: int  # the fixed I2/I3 ranking subset
-    screening: int  # |Q_s| at most (fewer once samples are excluded)
+    screening: int  # |Q_s| at most: the quota, or what the batch and Q_v leave of a small set
     validation: int  # |Q_v| (0 when validation is off)
 
     @property
@@ -67,16 +67,21 @@ def run_shape(config: Config, n_train: int) -> RunShape:
     fixed = config.reserve_for(n_train)
     reserve = (fixed or 0) if config.final_selection else 0
     n_batches = min(config.n_batches, n_train)
+    batch = math.ceil(n_train / n_batches) if n_batches else 0
+    validation = config.validation_size(n_train) if config.validation else 0
     return RunShape(
         n_train=n_train,
         budget=budget,
         reserve=reserve,
         exact_reserve=fixed is None and config.final_selection,
         n_batches=n_batches,
-        batch=math.ceil(n_train / n_batches) if n_batches else 0,
+        batch=batch,
         # the ranking subset is kept out of I2/I3 drafts' evaluation sets, so on small training
         # sets it must leave most samples for screening and validation
         ranking=min(config.ranking_size_for(n_train), max(2, n_train // 4)),
-        screening=min(n_train, config.screen_solved + config.screen_random),
-        validation=config.validation_size(n_train) if config.validation else 0,
+        # Q_s never holds the batch (the smallest is n // N_Q) and leaves room for Q_v
+        # (`sets.screening_set`)
+        screening=min(config.screen_solved + config.screen_random,
+                      max(1, n_train - n_train // max(1, n_batches) - validation)),
+        validation=validation,
     )

@@ -117,10 +117,10 @@ def test_plan_warns_when_few_rounds_fit():
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
     assert "budget │ 60 target executions" in text and "reserve │ exact" in text
-    assert "smallest budget │ 75 for 1 round, 225 for 3 rounds" in text
+    assert "smallest budget │ 65 for 1 round, 195 for 3 rounds" in text
     assert "warning: the budget cannot pay for one round" in text
     few = " ".join(cli("plan", *TRAIN[1:], "--budget", "120").stdout.split())
-    assert "warning: the budget affords about 1 round(s)" in few
+    assert "warning: the budget affords about 2 round(s)" in few
     roomy = cli("plan", *TRAIN[1:], "--budget", "2000")
     assert "warning" not in roomy.stdout and "rounds │ about" in " ".join(roomy.stdout.split())
 
@@ -130,7 +130,7 @@ def test_train_refuses_a_budget_below_one_round_before_writing_anything(tmp_path
     directory is left behind (a rerun with a larger budget starts afresh)."""
     done = cli(*TRAIN, "--budget", "60", "--out", str(tmp_path / "run"))
     assert done.returncode == 2
-    assert "cannot pay for one round" in done.stderr and "at least 75" in done.stderr
+    assert "cannot pay for one round" in done.stderr and "at least 65" in done.stderr
     assert not (tmp_path / "run").exists()
 
 

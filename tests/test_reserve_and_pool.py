@@ -87,9 +87,9 @@ def test_the_pool_keeps_the_current_skill_and_the_best_by_the_released_rule():
 
 @pytest.mark.parametrize("validation", [True, False])
 def test_a_screened_candidate_whose_validation_cannot_be_paid_is_saved(validation):
-    """Budget 80 pays for screening (36 + 36 executions) but not for validation: the candidate
-    is not accepted, it is saved for final skill selection, and the reserve grows to hold
-    (part of) what final selection needs for it."""
+    """Budget 80 pays for screening (31 + 31 executions: Q_s leaves 14 samples for Q_v) but
+    not for validation: the candidate is not accepted, it is saved for final skill selection,
+    and the reserve grows to hold (part of) what final selection needs for it."""
     config = Config(budget=80, validation=validation)
     env = _env(config)
     state, (cand,) = _with_candidates(config, RULES["U"])
@@ -97,7 +97,8 @@ def test_a_screened_candidate_whose_validation_cannot_be_paid_is_saved(validatio
                      exclude=frozenset(state.batches[0]))
     state, events, evaluated = evaluate_candidate(state, env, sub, np.random.default_rng(0))
     screening = next(e for e in events if isinstance(e, ev.StageResult))
-    assert screening.outcome.passed and len(screening.sample_ids) == 36
+    assert screening.outcome.passed
+    assert len(screening.sample_ids) == (31 if validation else 36)  # 45 eligible, 14 kept for Q_v
     if not validation:  # accepted on screening alone
         assert evaluated.entry.verdict is Verdict.ACCEPTED and state.current_id == cand
         return
@@ -105,4 +106,4 @@ def test_a_screened_candidate_whose_validation_cannot_be_paid_is_saved(validatio
     assert unpaid.stage is Stage.VALIDATION
     assert evaluated.entry.verdict is Verdict.UNAFFORDABLE
     assert state.saved == (cand,) and state.current_id != cand
-    assert state.budget.spent == 72 and state.budget.reserve == 8  # all that is left
+    assert state.budget.spent == 62 and state.budget.reserve == 18  # all that is left

@@ -96,3 +96,17 @@ def test_ranking_set_matches_validation_set() -> None:
     r = ranking_set(np.random.default_rng(5), samples=samples, exclude=set(), size=32)
     v = validation_set(np.random.default_rng(5), samples=samples, exclude=set(), size=32)
     assert r == v
+
+
+def test_screening_leaves_room_for_the_validation_set():
+    """On a training set too small for both at full size (48: a batch, Q_s of 36, Q_v of 14),
+    Q_s leaves `keep` eligible samples for Q_v, solved part first; it keeps at least one."""
+    samples = _samples({"a": 24, "b": 21})  # 45 eligible (a batch of 3 is elsewhere)
+    solved = {s.id for s in samples[:20]}
+    q = screening_set(np.random.default_rng(5), samples=samples, solved=solved, exclude=set(),
+                      n_solved=18, n_random=18, keep=14)
+    assert len(q) == 31 and set(q[:18]) <= solved
+    v = validation_set(np.random.default_rng(5), samples=samples, exclude=set(q), size=14)
+    assert len(v) == 14
+    assert len(screening_set(np.random.default_rng(5), samples=samples[:10], solved=set(),
+                             exclude=set(), n_solved=18, n_random=18, keep=14)) == 1

@@ -44,22 +44,25 @@ def test_derived_sizes():
 
 def test_smallest_budget_for_one_and_three_rounds():
     """A round needs its batch and one screening (candidate and current skill on Q_s) on top
-    of the reserve: 3 + 36 + 36 for 48 samples; the released profile adds its fixed 72."""
+    of the reserve. With 48 samples Q_s gets 31 (48 less a batch of 3 and the 14 of Q_v):
+    3 + 31 + 31; the released profile adds its fixed 72 (and validates on 100: Q_s gets 1)."""
     shape = run_shape(Config(), 48)
-    assert (shape.round_cost, shape.smallest_budget(1), shape.smallest_budget(3)) == (75, 75, 225)
-    assert run_shape(released(), 48).smallest_budget(1) == 72 + 75
-    tiny = run_shape(Config(), 20)  # Q_s = 20 samples at most; outside the batch 18
-    assert tiny.round_cost == 2 + 20 + 18
+    assert (shape.screening, shape.validation) == (31, 14)
+    assert (shape.round_cost, shape.smallest_budget(1), shape.smallest_budget(3)) == (65, 65, 195)
+    big = run_shape(Config(), 400)  # the paper's sizes fit: 36 + 120 + a batch of 25
+    assert (big.screening, big.validation, big.round_cost) == (36, 120, 25 + 36 + 36)
+    assert run_shape(Config(validation=False), 48).screening == 36
+    assert run_shape(released(), 400).smallest_budget(1) == 600 + 97
 
 
-@pytest.mark.parametrize(("budget", "refused"), [(74, True), (75, False)])
+@pytest.mark.parametrize(("budget", "refused"), [(64, True), (65, False)])
 def test_a_budget_below_one_round_is_refused_before_anything_is_spent(budget, refused):
     """Issue 11: budget 100 for 48 samples used to run 0 rounds and exit 0; a budget that
     cannot pay for one round is a BudgetError (exit 2) before any execution."""
     llm = InProcessLLM()
     run = iterate(Config(budget=budget), ToyTask(n_train=48), llm)
     if refused:
-        with pytest.raises(BudgetError, match="raise --budget to at least 75"):
+        with pytest.raises(BudgetError, match="raise --budget to at least 65"):
             next(run)
         assert llm.calls == []
     else:
