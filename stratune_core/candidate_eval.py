@@ -11,20 +11,15 @@ import numpy as np
 from attrs import frozen
 
 from stratune_core.context import Env
-from stratune_core.enums import Form, Purpose, Reason, Stage, Strategy, Verdict
-from stratune_core.evaluation import Outcome, screen, validate
-from stratune_core.events import (
-    CandidateDecided,
-    CandidateUnaffordable,
-    Event,
-    SkillReplaced,
-    StageResult,
-)
-from stratune_core.execute import execute_groups
+from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
+from stratune_core.evaluation import Outcome
+from stratune_core.events import CandidateDecided, Event, SkillReplaced
 from stratune_core.history import HistoryEntry
 from stratune_core.pool import prune
 from stratune_core.reserve import refresh
-from stratune_core.sets import screening_set, validation_set
+from stratune_core.screening_run import Candidate, draw_set, screen_candidate
+from stratune_core.sets import validation_set
+from stratune_core.stages import run_stage
 from stratune_core.state import State
 
 
@@ -35,6 +30,8 @@ class Submission:
     form: Form | None
     theme: str
     exclude: frozenset[str]  # the batch, samples shown to the optimizer, the ranking subset
+    # donor salvage, after the rounds, may spend the reserve as the released code does
+    use_reserve: bool = False
 
 
 @frozen(kw_only=True)
@@ -43,39 +40,7 @@ class Evaluated:
     screening: Outcome | None
 
 
-Staged = tuple[State, tuple[Event, ...], Outcome | None]
 Decided = tuple[State, tuple[Event, ...], Evaluated]
-
-
-def _run_stage(
-    state: State, env: Env, sub: Submission, ref: str, ids: tuple[str, ...], stage: Stage
-) -> Staged:
-    """Execute reference and candidate on `ids` and apply the stage's rule; None if unaffordable."""
-    state, charged, admitted = execute_groups(
-        state, env, [(ref, ids), (sub.candidate_id, ids)], purpose=Purpose(stage.value)
-    )
-    if not admitted:
-        cost = len(state.ledger.missing(ref, ids)) + len(state.ledger.missing(sub.candidate_id, ids))
-        unaffordable = CandidateUnaffordable(
-            round=state.round,
-            candidate_id=sub.candidate_id,
-            stage=stage,
-            cost=cost,
-            remaining=state.budget.remaining_before_reserve,
-        )
-        return state, (*charged, unaffordable), None
-    base = state.ledger.scores(ref, ids)
-    cand = state.ledger.scores(sub.candidate_id, ids)
-    rule = screen if stage is Stage.SCREENING else validate
-    outcome = rule(base, cand, config=env.config, eps0=env.eps0, success_threshold=env.threshold)
-    result = StageResult(
-        round=state.round,
-        candidate_id=sub.candidate_id,
-        reference_id=ref,
-        outcome=outcome,
-        sample_ids=ids,
-    )
-    return state, (*charged, result), outcome
 
 
 def evaluate_candidate(
@@ -83,15 +48,9 @@ def evaluate_candidate(
 ) -> Decided:
     cfg = env.config
     ref = state.current_id
-    q_s = screening_set(
-        rng,
-        samples=env.train,
-        solved=state.ledger.solved_ids(ref),
-        exclude=sub.exclude,
-        n_solved=cfg.screen_solved,
-        n_random=cfg.screen_random,
-        keep=env.shape.validation,  # Q_v is drawn from what Q_s leaves (0 without validation)
-    )
+    if sub.strategy is Strategy.I2:  # the released early stopping waits for I2's submissions
+        state = state.evolve(last_i2_submission=state.round)
+    q_s, solved = draw_set(state, env, rng, ref, sub.exclude)
     entry_base = dict(
         round=state.round,
         strategy=sub.strategy,
@@ -103,7 +62,10 @@ def evaluate_candidate(
         return _decide(state, env, (), HistoryEntry(
             **entry_base, verdict=Verdict.REJECTED_SCREENING, reasons=(Reason.EMPTY_SET,)
         ), None)
-    state, events, s_out = _run_stage(state, env, sub, ref, q_s, Stage.SCREENING)
+    cand = Candidate(id=sub.candidate_id, reference=ref, exclude=sub.exclude,
+                     use_reserve=sub.use_reserve)
+    state, events, result = screen_candidate(state, env, cand, q_s, solved, rng)
+    s_out = result.outcome
     if s_out is None:
         entry = HistoryEntry(**entry_base, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,))
         return _decide(state, env, events, entry, None)
@@ -114,15 +76,16 @@ def evaluate_candidate(
         regressions=s_out.stats.counts.D,
         improvements=s_out.stats.counts.U,
     )
-    if not s_out.passed:
-        verdict = Verdict.SAVED if s_out.saveable else Verdict.REJECTED_SCREENING
-        entry = HistoryEntry(**entry_base, **screened, verdict=verdict, reasons=s_out.failed)
-        if verdict is Verdict.SAVED:
+    if result.verdict is not None:
+        entry = HistoryEntry(**entry_base, **screened, verdict=result.verdict,
+                             reasons=result.reasons)
+        if result.verdict is Verdict.SAVED:
             state = state.evolve(saved=(*state.saved, sub.candidate_id))
         return _decide(state, env, events, entry, s_out)
     if cfg.validation:
         q_v = validation_set(
-            rng, samples=env.train, exclude=sub.exclude | set(q_s), size=env.shape.validation
+            rng, samples=env.train, exclude=sub.exclude | set(result.sample_ids),
+            size=env.shape.validation,
         )
         if not q_v:
             entry = HistoryEntry(
@@ -130,7 +93,9 @@ def evaluate_candidate(
                 reasons=(Reason.EMPTY_SET,),
             )
             return _decide(state, env, events, entry, s_out)
-        state, validated, v_out = _run_stage(state, env, sub, ref, q_v, Stage.VALIDATION)
+        state, validated, v_out, stopped = run_stage(
+            state, env, cand=sub.candidate_id, ref=ref, ids=q_v, stage=Stage.VALIDATION,
+            use_reserve=sub.use_reserve)
         events = (*events, *validated)
         if v_out is None:
             # It passed screening but validation cannot be paid for: keep it for final selection.
@@ -139,10 +104,11 @@ def evaluate_candidate(
                 **entry_base, **screened, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,)
             )
             return _decide(state, env, events, entry, s_out)
-        if not v_out.passed:
+        if not v_out.passed or stopped is not None:
+            reasons = v_out.failed if stopped is None else (stopped, *v_out.failed)
             entry = HistoryEntry(
                 **entry_base, **screened, verdict=Verdict.REJECTED_VALIDATION,
-                reasons=v_out.failed, val_gain=v_out.stats.gain, held=False,
+                reasons=reasons, val_gain=v_out.stats.gain, held=False,
             )
             return _decide(state, env, events, entry, s_out)
         entry = HistoryEntry(

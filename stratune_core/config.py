@@ -122,6 +122,42 @@ class Config:
     floor_i3_frac: float = _float(0.50, UNIT)
     early_stopping: bool = _flag(False)  # stop at epoch e >= 2 when epoch e-1 accepted nothing
     max_epochs: int | None = _int(None, 1)  # released: 4
+    # ... and only when I2 submitted no draft in epoch e-1 either (released)
+    early_stop_i2: bool = _flag(False)
+    # screening in stages (docs/design.md, "Released profile"): a smoke check of the candidate
+    # alone on this many solved samples (0: none; released 8), rejected when at least
+    # `screen_smoke_broken` of them break and none is kept
+    screen_smoke: int = _int(0, 0)
+    screen_smoke_broken: int = _int(6, 1)
+    # stage 1 on max(screen_stage1, |Q_s| // 2) samples: stop when losses - wins >=
+    # `screen_futility_losses` and the gain <= -eps_s
+    screen_futility: bool = _flag(False)
+    screen_stage1: int = _int(12, 1)
+    screen_futility_losses: int = _int(2, 1)
+    # probation: an inconclusive screening (fewer than `ready_changes` wins + losses, or not
+    # clearly bad) is repeated on a second, disjoint set and decided on both; outright
+    # rejection needs LB(D, D+U) > probation_reject_lb
+    probation: bool = _flag(False)
+    ready_changes: int = _int(6, 1)
+    probation_reject_lb: float = _float(0.65, UNIT)
+    # the branch rule: a ready candidate with wins and losses each >= max(2, ceil(frac * changes))
+    # in >= 2 strata each, is saved without being accepted
+    branch_saves: bool = _flag(False)
+    branch_min_frac: float = _float(0.15, UNIT)
+    branch_lb: float = _float(0.60, UNIT)
+    save_needs_wins: bool = _flag(False)  # the save rule also needs wins >= losses (released)
+    validation_futility: int = _int(0, 0)  # stop validation if the first N show a loss (80)
+    # --- released: the saved pool and final selection ------------------------------------
+    initial_in_pool: bool = _flag(False)  # s0 is saved from the start (a final contender)
+    final_floor_samples: float = _float(0.0, number(0.0))  # floor >= this / |train| (2)
+    final_min_common: int = _int(0, 0)  # a contender needs this many samples common with s_t
+    # donor salvage before final selection (released code only, §3.6)
+    donor_salvage: bool = _flag(False)
+    salvage_donors: int = _int(2, 1)
+    salvage_min_rescues: int = _int(3, 1)
+    salvage_min_scores: int = _int(20, 1)
+    # LiveMath (Opus): option texts' training base rates in the feedback (issue 12 part B)
+    feedback_global_stats: bool = _flag(False)
 
     # --- ablations (paper §4.1; docs/design.md, "Ablations") ----------------------------------
     selector: Selector = field(default=LLMSelector(), converter=naming("selector", to_selector))
@@ -205,8 +241,19 @@ def released() -> Config:
         reserve_rule=ReserveRule.FIXED,
         n_candidates_i1=2,
         early_stopping=True,
+        early_stop_i2=True,
         max_epochs=4,
         strategy_floors=True,
+        screen_smoke=8,
+        screen_futility=True,
+        probation=True,
+        branch_saves=True,
+        save_needs_wins=True,
+        validation_futility=80,
+        initial_in_pool=True,
+        final_floor_samples=2.0,
+        final_min_common=20,
+        donor_salvage=True,
     )
 
 

@@ -57,6 +57,10 @@ class Reason(enum.Enum):
     UNPARSEABLE = "unparseable"
     EMPTY_SET = "empty_set"
     UNAFFORDABLE = "unaffordable"
+    # the released profile's screening and validation (docs/design.md, "Released profile")
+    SMOKE_BROKEN = "smoke_broken"  # the smoke check broke solved samples and kept none
+    FUTILITY = "futility"  # a first stage already showed a loss; the rest was not run
+    TOO_FEW_CHANGES = "too_few_changes"  # fewer wins + losses than `ready_changes`
 
 
 class StopReason(enum.Enum):
@@ -120,3 +124,10 @@ class CheckName(enum.StrEnum):
     WINS_VS_LOSSES = "wins_vs_losses"
     LB_D_S = "lb_d_s"  # LB(D, S) <= limit
     LB_D_DU = "lb_d_du"  # LB(D, D+U) <= limit
+
+
+class SeatRule(enum.StrEnum):
+    """Why a saved candidate got no seat in final skill selection (released profile)."""
+
+    SEATS = "seats"  # `final_seats` better candidates took the seats
+    COMMON = "common"  # fewer than `final_min_common` samples run by both it and s_t

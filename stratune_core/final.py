@@ -11,8 +11,11 @@ from stratune_core.enums import Purpose
 from stratune_core.evaluation import final_compare, split_final_set
 from stratune_core.events import Event, FinalComparison
 from stratune_core.execute import execute_groups
-from stratune_core.pool import contenders
-from stratune_core.state import State
+from stratune_core.pool import seating
+from stratune_core.salvage import salvage
+from stratune_core.state import State, round_rng
+
+SALVAGE_STREAM = 2  # run.FINAL_STREAM is 1: salvage draws do not move final selection's
 
 
 def common_set(state: State, env: Env, skills: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...]:
@@ -33,19 +36,24 @@ def common_set(state: State, env: Env, skills: tuple[str, ...], rng: np.random.G
 
 def final_selection(state: State, env: Env, rng: np.random.Generator) -> tuple[State, tuple[Event, ...], str]:
     cfg = env.config
+    out: list[Event] = []
+    if cfg.donor_salvage:  # released code only: before final selection
+        state, salvaged = salvage(state, env, round_rng(cfg.seed, state.round, SALVAGE_STREAM))
+        out.extend(salvaged)
     if not cfg.final_selection:
-        return state, (), state.current_id
-    rivals = contenders(state, cfg.final_seats)
+        return state, tuple(out), state.current_id
+    rivals, refused = seating(state, cfg.final_seats, cfg.final_min_common)
+    out.extend(refused)
     if not rivals:
-        return state, (), state.current_id
+        return state, tuple(out), state.current_id
     skills = (state.current_id, *rivals)
     ids = common_set(state, env, skills, rng)
     if len(ids) < 2:
-        return state, (), state.current_id
+        return state, tuple(out), state.current_id
     state, events, admitted = execute_groups(
         state, env, [(s, ids) for s in skills], purpose=Purpose.FINAL_SELECTION, use_reserve=True
     )
-    out: list[Event] = list(events)
+    out.extend(events)
     if not admitted:  # common_set only picks what fits, so this means a broken invariant
         return state, tuple(out), state.current_id
     sel, conf = split_final_set(ids, cfg.final_select_frac)
@@ -55,7 +63,7 @@ def final_selection(state: State, env: Env, rng: np.random.Generator) -> tuple[S
         s_out, c_out = final_compare(
             led.scores(selected, sel), led.scores(cand, sel),
             led.scores(selected, conf), led.scores(cand, conf),
-            config=cfg, success_threshold=env.threshold,
+            config=cfg, success_threshold=env.threshold, n_train=len(env.train_ids),
         )
         replaced = s_out.passed and c_out.passed
         out.append(FinalComparison(

@@ -10,7 +10,8 @@ among those both ran) + (the candidate's mean score on them), and the rest are d
 
 from __future__ import annotations
 
-from stratune_core.events import CandidatePruned
+from stratune_core.enums import SeatRule
+from stratune_core.events import CandidatePruned, SeatRefused
 from stratune_core.state import State
 
 
@@ -33,11 +34,29 @@ def rivals(state: State) -> tuple[str, ...]:
     return tuple(sid for sid in dict.fromkeys(state.saved) if sid != state.current_id)
 
 
-def contenders(state: State, seats: int | None) -> tuple[str, ...]:
+def seating(
+    state: State, seats: int | None, min_common: int = 0
+) -> tuple[tuple[str, ...], tuple[SeatRefused, ...]]:
     """The rivals that reach final skill selection, best paired gain over the current skill
-    first; the first `seats` of them when there is a limit (the released code's two)."""
+    first, and those refused a seat: the released code seats at most `seats` (two; Mind2Web
+    three) and only rivals that ran at least `min_common` samples (20) the current skill ran."""
     ranked = sorted(rivals(state), key=lambda sid: -paired_gain(state, sid, state.current_id))
-    return tuple(ranked if seats is None else ranked[:seats])
+    seated: list[str] = []
+    refused: list[SeatRefused] = []
+    for sid in ranked:
+        common = len(_common(state, sid, state.current_id)) if min_common else 0
+        if common < min_common:
+            refused.append(SeatRefused(candidate_id=sid, rule=SeatRule.COMMON, common=common))
+        elif seats is not None and len(seated) >= seats:
+            refused.append(SeatRefused(candidate_id=sid, rule=SeatRule.SEATS, common=common))
+        else:
+            seated.append(sid)
+    return tuple(seated), tuple(refused)
+
+
+def contenders(state: State, seats: int | None, min_common: int = 0) -> tuple[str, ...]:
+    """The rivals that reach final skill selection (`seating`)."""
+    return seating(state, seats, min_common)[0]
 
 
 def keep_value(state: State, cand: str) -> float:

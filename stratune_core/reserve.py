@@ -23,8 +23,9 @@ from stratune_core.state import State
 
 def exact_reserve(state: State, env: Env) -> int:
     """New executions final skill selection needs for the current pool on the training set."""
-    seats = env.config.final_seats
-    pool = rivals(state) if seats is None else contenders(state, seats)  # ranking only if cut
+    seats, common = env.config.final_seats, env.config.final_min_common
+    # the ranking only if some are left out
+    pool = rivals(state) if seats is None and not common else contenders(state, seats, common)
     if not pool:
         return 0
     n = len(env.train_ids)

@@ -50,6 +50,7 @@ class State:
     accepted_per_epoch: tuple[int, ...] = field(default=(), converter=tuple)
     selector_memory: Hashable = None  # what the configured selector keeps between rounds
     idle_rounds: int = 0  # consecutive rounds that executed nothing new
+    last_i2_submission: int | None = None  # the round I2 last submitted a draft for evaluation
     finished: bool = False
     stop_reason: StopReason | None = None
 
@@ -90,6 +91,7 @@ def initial_state(config: Config, task: Task) -> State:
         current_id=sid,
         skills={sid: text},
         parents={sid: None},
+        saved=(sid,) if config.initial_in_pool else (),  # released: s0 starts in the pool
         ledger=Ledger(entries={}),
         budget=Budget(limit=shape.budget, spent=0, reserve=shape.reserve),
         batches=batches,

@@ -54,7 +54,11 @@ def stop_reason(state: State, env: Env) -> StopReason | None:
         return StopReason.MAX_EPOCHS
     if cfg.early_stopping and index == 0 and epoch >= 2:
         accepted = state.accepted_per_epoch
-        if epoch - 1 >= len(accepted) or accepted[epoch - 1] == 0:
+        idle = epoch - 1 >= len(accepted) or accepted[epoch - 1] == 0
+        # released: I2 still submitting drafts in the previous epoch keeps the run going
+        last_i2 = state.last_i2_submission
+        refining = cfg.early_stop_i2 and last_i2 is not None and last_i2 >= (epoch - 1) * n_q
+        if idle and not refining:
             return StopReason.EARLY_STOP
     if state.idle_rounds >= n_q:
         return StopReason.NO_PROGRESS

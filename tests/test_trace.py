@@ -111,6 +111,15 @@ def sample_events() -> tuple:
                              reused=20, spent=50),
         ev.FinalComparison(candidate_id=D, selected_id=C, selection=bad, confirmation=bad,
                            replaced=False),
+        # the released profile's evaluation events
+        ev.SmokeFailed(round=2, candidate_id=D, sample_ids=ids[:8], broken=7, kept=0),
+        ev.FutilityStopped(round=2, candidate_id=D, stage=Stage.VALIDATION, sample_ids=ids[:6],
+                           gain=-0.25, wins=1, losses=3),
+        ev.ProbationOpened(round=2, candidate_id=D, changes=4, sample_ids=ids[6:]),
+        ev.CandidateBranched(round=2, candidate_id=D, wins=5, losses=4, win_strata=2,
+                             loss_strata=3),
+        ev.SeatRefused(candidate_id=B, rule="common", common=12),
+        ev.SalvageAttempted(round=2, donor_id=D, rescues=ids[:3], candidate_id=None),
         ev.RunFinished(final_id=C, reason=StopReason.BUDGET, rounds=2, spent=50, budget=288),
     )
 

@@ -52,6 +52,12 @@ EXPECTED = {
     ev.RefinementAdvanced: "refinement held",
     ev.FinalComparison: "does not replace",
     ev.RunFinished: "run finished (budget) after 2 rounds",
+    ev.SmokeFailed: "7 of 8 solved samples broken, 0 kept: rejected",
+    ev.FutilityStopped: "stopped after 6 samples: Δ -0.250 W/L 1/3",
+    ev.ProbationOpened: "4 changed samples; screened again on 6 more",
+    ev.CandidateBranched: "W/L 5/4 over 2/3 strata, saved without acceptance",
+    ev.SeatRefused: "gets no final-selection seat (12 samples in common)",
+    ev.SalvageAttempted: "(3 rescues): no usable merge",
 }
 
 

@@ -10,6 +10,7 @@ from replay.viewer.style import clip, operator_label, short_id, signed, verdict_
 from stratune_core.evaluation import Outcome
 from stratune_core.events import (
     BatchExecuted,
+    CandidateBranched,
     CandidateDecided,
     CandidateGenerated,
     CandidateInvalid,
@@ -19,14 +20,19 @@ from stratune_core.events import (
     ExecutionsCharged,
     FeedbackPrepared,
     FinalComparison,
+    FutilityStopped,
     OperatorChosen,
+    ProbationOpened,
     RefinementAdvanced,
     RoundSkipped,
     RoundStarted,
     RunFinished,
     RunStarted,
+    SalvageAttempted,
+    SeatRefused,
     SkillAdded,
     SkillReplaced,
+    SmokeFailed,
     StageResult,
 )
 
@@ -172,6 +178,43 @@ def _(e: FinalComparison) -> Text:
     return Text(f"final selection: {short_id(e.candidate_id)} {result} "
                 f"{short_id(e.selected_id)} (selection Δ {signed(e.selection.stats.gain)}, "
                 f"confirmation Δ {signed(e.confirmation.stats.gain)})")
+
+
+@event_line.register
+def _(e: SmokeFailed) -> Text:
+    return Text(f"smoke check of {short_id(e.candidate_id)}: {e.broken} of {len(e.sample_ids)} "
+                f"solved samples broken, {e.kept} kept: rejected", style="red")
+
+
+@event_line.register
+def _(e: FutilityStopped) -> Text:
+    return Text(f"{e.stage.value} of {short_id(e.candidate_id)} stopped after "
+                f"{len(e.sample_ids)} samples: Δ {e.gain:+.3f} W/L {e.wins}/{e.losses}",
+                style="red")
+
+
+@event_line.register
+def _(e: ProbationOpened) -> Text:
+    return Text(f"probation for {short_id(e.candidate_id)}: {e.changes} changed samples; "
+                f"screened again on {len(e.sample_ids)} more", style="yellow")
+
+
+@event_line.register
+def _(e: CandidateBranched) -> Text:
+    return Text(f"{short_id(e.candidate_id)} branched: W/L {e.wins}/{e.losses} over "
+                f"{e.win_strata}/{e.loss_strata} strata, saved without acceptance")
+
+
+@event_line.register
+def _(e: SeatRefused) -> Text:
+    why = "the seats are taken" if e.rule == "seats" else f"{e.common} samples in common"
+    return Text(f"{short_id(e.candidate_id)} gets no final-selection seat ({why})", style="dim")
+
+
+@event_line.register
+def _(e: SalvageAttempted) -> Text:
+    made = "no usable merge" if e.candidate_id is None else f"merge {short_id(e.candidate_id)}"
+    return Text(f"salvage of donor {short_id(e.donor_id)} ({len(e.rescues)} rescues): {made}")
 
 
 @event_line.register

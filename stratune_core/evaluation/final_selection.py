@@ -39,10 +39,11 @@ def final_compare(
     *,
     config: Config,
     success_threshold: float,
+    n_train: int = 0,
 ) -> tuple[Outcome, Outcome]:
     """Compare a saved candidate with the selected skill; it replaces it iff both outcomes pass.
 
-    Selection subset: gain >= max(final_gain_floor, m~/n), wins >= losses, LB(D,S) <= 1/2,
+    Selection subset: gain >= max(`final_floor`, m~/n), wins >= losses, LB(D,S) <= 1/2,
     LB(D,D+U) <= 1/2. Confirmation subset: the same with gain > 0. D has no delta term here.
     """
     sel = paired_stats(
@@ -59,9 +60,16 @@ def final_compare(
         delta=config.delta,
         d_uses_delta=False,
     )
-    threshold = max(config.final_gain_floor, sel.m_tilde / sel.n if sel.n else 0.0)
+    threshold = max(final_floor(config, n_train), sel.m_tilde / sel.n if sel.n else 0.0)
     regression = regression_gates(config.lb_limit, config.z)
     return (
         outcome(Stage.FINAL_SELECTION, sel, threshold, (gain_at_least(threshold), *regression)),
         outcome(Stage.FINAL_CONFIRMATION, conf, 0.0, (gain_positive, *regression)),
     )
+
+
+def final_floor(config: Config, n_train: int) -> float:
+    """The selection subset's gain floor: 0.01 (paper); the released code's max(0.010, 2/n)
+    with n = |train| (`final_floor_samples` = 2: the gain of two training samples)."""
+    per_train = config.final_floor_samples / n_train if n_train > 0 else 0.0
+    return max(config.final_gain_floor, per_train)

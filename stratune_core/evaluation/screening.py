@@ -34,8 +34,7 @@ def screen(
 ) -> Outcome:
     """Pass iff gain >= eps_s, wins >= losses, LB(D,S) <= 1/2 and LB(D,D+U) <= 1/2.
 
-    `saveable` is set when both regression checks pass and 0 < gain < eps_s. The win/loss
-    check is not a regression check in the paper, so it does not block saving.
+    `saveable` is set when the save rule holds (`save_rule`) and gain < eps_s.
     """
     stats = paired_stats(
         base_scores, cand_scores, success_threshold=success_threshold, delta=config.delta
@@ -44,7 +43,16 @@ def screen(
     result = outcome(Stage.SCREENING, stats, threshold, screening_gates(config, threshold))
     if stats.n == 0:
         return result
-    regressions_ok = not REGRESSION_REASONS.intersection(result.failed)
     below_threshold = Reason.GAIN_BELOW_THRESHOLD in result.failed
-    saveable = regressions_ok and below_threshold and stats.gain > DIFF_TOL
-    return attrs.evolve(result, saveable=saveable)
+    return attrs.evolve(result, saveable=below_threshold and save_rule(result, config))
+
+
+def save_rule(result: Outcome, config: Config) -> bool:
+    """Both regression checks pass and the gain is positive. The win/loss check is not a
+    regression check in the paper, so it does not block saving; the released code also
+    requires wins >= losses (`save_needs_wins`)."""
+    if result.stats.n == 0 or REGRESSION_REASONS.intersection(result.failed):
+        return False
+    if config.save_needs_wins and result.stats.wins < result.stats.losses:
+        return False
+    return result.stats.gain > DIFF_TOL

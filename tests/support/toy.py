@@ -55,6 +55,10 @@ LUCKY_RULE = "When the word is marked [P], double-check the spelling."
 # Helps its marker, breaks a few [P] words: on a continuous task a small net gain below the
 # screening threshold with balanced wins and losses, i.e. a candidate saved for final selection.
 TRADE_RULE = "When the word is marked [P], add emphasis if it feels important."
+# Adds "!" to a third of all words (by hash), whatever their marker: fixes those [X] words and
+# breaks the solved others. With a rule for a new marker: wins and losses in several strata,
+# the released code's "branch" (saved without being accepted).
+EMPHASIS_RULE = "When a word seems emphatic, end the answer with an exclamation mark."
 
 
 def _h(text: str) -> int:
@@ -134,6 +138,8 @@ def toy_target(request: Request) -> Response:
         answer = answer.capitalize()
     if TRADE_RULE in skill and marker == "P" and _h(word) % 4 == 1:
         answer = answer + "!"
+    if EMPHASIS_RULE in skill and _h(word) % 3 == 0:
+        answer = answer + "!"
     if "<answer>" not in skill:
         return Response(text=f"The answer is {answer}.", usage=Usage(input_tokens=len(skill) // 4, output_tokens=6))
     return Response(text=f"<answer>{answer}</answer>", usage=Usage(input_tokens=len(skill) // 4, output_tokens=5))
@@ -149,12 +155,23 @@ def _skill_of(prompt: str) -> str:
     return m.group(1) if m else ""
 
 
+MIXED = {
+    "mixed": ("good", "good", "trade", "good", "bad", "bad", "lucky", "broken", "good", "lucky", "trade", "broken"),
+    "wide": ("good", "lucky+", "trade-u", "good", "bad", "wide-u", "trade", "broken", "good", "wide", "trade-u", "bad"),
+}
+
+
 @frozen
 class ToyOptimizer:
     """Writes candidates from the failures it is shown. `style` picks its habits:
     - "good": conditional rules, grounded examples, format-keeping rewrites;
     - "mixed": a hash of the prompt decides between good, bad (unconditional), lucky and
       broken (invalid patch, ungrounded example, format-changing rewrite, unparseable) replies;
+    - "wide": as "mixed" with more trades, a good rule plus the emphasis rule (a candidate that
+      wins and loses across strata) in place of the lucky replies, and a good rule plus the
+      lucky one (on a continuous task more small losses than large gains); [U] comes only with
+      a trade or the emphasis rule, whose gain on a continuous task is then close to 0 (noise
+      decides screening and validation); it picks I2 twice as often as I1 or I3;
     `strategy_plan` names the strategies it picks in selection calls, by hash of the prompt."""
 
     style: str = "mixed"
@@ -176,10 +193,11 @@ class ToyOptimizer:
     def _select(self, prompt: str, h: int, repair: bool) -> str:
         allowed = re.findall(r'"(I\d)"', re.search(r'"strategy" \(exactly one of ([^)]*)\)', prompt).group(1))
         forms = re.findall(r'"(F\d)"', re.search(r'"form" \(exactly one of ([^)]*)\)', prompt).group(1))
-        if self.style == "mixed" and h % 7 == 0 and (not repair or h % 21 == 0):
+        if self.style in MIXED and h % 7 == 0 and (not repair or h % 21 == 0):
             # not JSON: exercises the repair call, and (1 time in 3) the fallback to I1
             return "I would go with iterative refinement here."
-        plan = [s for s in self.strategy_plan if s in allowed] or allowed
+        wanted = ("I1", "I2", "I2", "I3") if self.style == "wide" else self.strategy_plan
+        plan = [s for s in wanted if s in allowed] or allowed
         strategy = plan[h % len(plan)]
         fplan = [f for f in self.form_plan if f in forms] or forms
         form = None if strategy == "I1" and len(allowed) > 1 else fplan[(h // 7) % len(fplan)]
@@ -189,7 +207,7 @@ class ToyOptimizer:
         """Feedback preparation: solves blind failures by the transforms it knows (so [X]
         words, which no rule teaches, stay unverified), diagnoses each, notes what worked.
         The mixed style sometimes answers with no block at all, or with a wrong answer."""
-        if self.style == "mixed" and h % 9 == 0:
+        if self.style in MIXED and h % 9 == 0:
             return "The failures look like formatting problems to me."
         blocks = []
         for sid, attrs_, body in re.findall(r'<sample id="(\w+)" ([^>]*)>\n(.*?)\n</sample>', prompt, re.S):
@@ -201,7 +219,7 @@ class ToyOptimizer:
                 blocks.append(f'<sample id="{sid}">\nworked: applied the rule for words marked [{marker}]\n</sample>')
                 continue
             answer = TRANSFORMS[marker](word) if marker in TRANSFORMS else word
-            if self.style == "mixed" and _h(sid) % 5 == 0:
+            if self.style in MIXED and _h(sid) % 5 == 0:
                 answer = word  # a wrong blind answer: the diagnosis stays unverified
             blocks.append(
                 f'<sample id="{sid}">\nwrong: the target ignored what a word marked [{marker}] needs\n'
@@ -226,8 +244,12 @@ class ToyOptimizer:
 
     def _one(self, prompt: str, skill: str, form: str, marker: str, roll: int, repair: bool) -> str:
         mode = "trade" if self.style == "trade" else "good"
-        if self.style == "mixed":
-            mode = ("good", "good", "trade", "good", "bad", "bad", "lucky", "broken", "good", "lucky", "trade", "broken")[roll]
+        if self.style in MIXED:
+            mode = MIXED[self.style][roll]
+        if mode in ("trade-u", "wide-u"):  # continuous: +0.5 per [U] word, against the [P]
+            mode, marker = mode[:-2], "U"  # losses: a gain near 0, noise decides the stages
+        elif self.style == "wide" and marker == "U" and mode == "good":
+            mode = "trade"  # [U] is learnt only with a trade: near-zero candidates all run long
         if mode == "broken" and repair and roll == 11:  # a repair call fixes some broken replies
             mode = "good"
         if mode == "broken":
@@ -242,6 +264,8 @@ class ToyOptimizer:
             "bad": BAD_RULES[marker],
             "lucky": LUCKY_RULE,
             "trade": f"{RULES[marker]} {TRADE_RULE} {LUCKY_RULE}",
+            "wide": f"{RULES[marker]} {EMPHASIS_RULE}",
+            "lucky+": f"{RULES[marker]} {LUCKY_RULE}",  # big gains, small losses (continuous)
         }[mode]
         if form == "F2":
             offered = re.findall(r"^\[s\d+\] .*$", prompt, re.M)

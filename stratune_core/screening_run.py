@@ -1,0 +1,119 @@
+"""Screening one candidate on the state: its screening set, and under the released profile's
+probation a second, disjoint one, then what the outcome decides (`evaluation/probation.py`)
+and, for the released branch rule, the samples' strata (`evaluation/branch.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence, Set
+
+import numpy as np
+from attrs import frozen
+
+from stratune_core.context import Env
+from stratune_core.enums import Reason, Stage, Verdict
+from stratune_core.evaluation import Outcome
+from stratune_core.evaluation.branch import Branch, branch_rule
+from stratune_core.evaluation.probation import Call, ready, screening_call
+from stratune_core.events import CandidateBranched, Event, ProbationOpened
+from stratune_core.sets import screening_set
+from stratune_core.stages import run_stage, stage_result
+from stratune_core.state import State
+
+
+@frozen(kw_only=True)
+class Screened:
+    """`outcome` None: unaffordable; `verdict` None: passed, on to validation."""
+
+    outcome: Outcome | None
+    verdict: Verdict | None
+    reasons: tuple[Reason, ...]
+    sample_ids: tuple[str, ...]  # every sample screened (validation excludes them)
+
+
+@frozen(kw_only=True)
+class Candidate:
+    """What screening needs to know about the candidate under evaluation."""
+
+    id: str
+    reference: str
+    exclude: frozenset[str]
+    use_reserve: bool = False
+
+
+def draw_set(state: State, env: Env, rng: np.random.Generator, ref: str,
+             exclude: Set[str]) -> tuple[tuple[str, ...], frozenset[str]]:
+    """Q_s and the solved samples it was drawn from."""
+    cfg = env.config
+    solved = state.ledger.solved_ids(ref)
+    q_s = screening_set(
+        rng, samples=env.train, solved=solved, exclude=exclude, n_solved=cfg.screen_solved,
+        n_random=cfg.screen_random,
+        keep=env.shape.validation,  # Q_v is drawn from what Q_s leaves (0 without validation)
+    )
+    return q_s, solved
+
+
+def screen_candidate(
+    state: State, env: Env, cand: Candidate, q_s: tuple[str, ...], solved: frozenset[str],
+    rng: np.random.Generator,
+) -> tuple[State, tuple[Event, ...], Screened]:
+    cfg = env.config
+    state, events, out, stopped = run_stage(state, env, cand=cand.id, ref=cand.reference,
+                                            ids=q_s, stage=Stage.SCREENING, solved=solved,
+                                            use_reserve=cand.use_reserve)
+    if out is None or stopped is not None:
+        return state, events, _stopped(out, stopped, q_s)
+    ids, drawn_solved = q_s, [x in solved for x in q_s]
+    call, branch = _call(state, env, cand, out, ids, drawn_solved, final=not cfg.probation)
+    if call is Call.PROBATION:
+        q2, solved2 = draw_set(state, env, rng, cand.reference, cand.exclude | set(q_s))
+        if q2:
+            opened = ProbationOpened(round=state.round, candidate_id=cand.id,
+                                     changes=out.stats.wins + out.stats.losses, sample_ids=q2)
+            state, second, out2, stopped = run_stage(
+                state, env, cand=cand.id, ref=cand.reference, ids=q2, stage=Stage.SCREENING,
+                solved=solved2, use_reserve=cand.use_reserve)
+            events = (*events, opened, *second)
+            if stopped is not None:
+                return state, events, _stopped(out2, stopped, q_s + q2)
+            if out2 is not None:
+                ids, drawn_solved = q_s + q2, drawn_solved + [x in solved2 for x in q2]
+                combined, out = stage_result(state, env, cand.id, cand.reference, ids,
+                                             Stage.SCREENING)
+                events = (*events, combined)
+        # decided on what was screened: both sets, or the first when no second was possible
+        call, branch = _call(state, env, cand, out, ids, drawn_solved, final=True)
+    reasons = out.failed
+    if cfg.probation and not ready(out, cfg):
+        reasons = (*reasons, Reason.TOO_FEW_CHANGES)
+    if branch is not None:
+        events = (*events, CandidateBranched(
+            round=state.round, candidate_id=cand.id, wins=branch.wins, losses=branch.losses,
+            win_strata=branch.win_strata, loss_strata=branch.loss_strata))
+    verdict = {Call.PASS: None, Call.SAVE: Verdict.SAVED, Call.BRANCH: Verdict.SAVED,
+               Call.REJECT: Verdict.REJECTED_SCREENING}[call]
+    return state, events, Screened(outcome=out, verdict=verdict,
+                                   reasons=() if verdict is None else reasons, sample_ids=ids)
+
+
+def _call(state: State, env: Env, cand: Candidate, out: Outcome, ids: Sequence[str],
+          drawn_solved: Sequence[bool], *, final: bool) -> tuple[Call, Branch | None]:
+    cfg = env.config
+    branch = None
+    if cfg.branch_saves and not (out.passed and ready(out, cfg)):
+        branch = branch_rule(
+            state.ledger.scores(cand.reference, ids), state.ledger.scores(cand.id, ids),
+            outcome=out, strata=[env.samples[x].stratum for x in ids],
+            random_part=[not s for s in drawn_solved], config=cfg)
+    call = screening_call(out, config=cfg, branched=branch is not None, final=final)
+    return call, branch if call is Call.BRANCH else None
+
+
+def _stopped(out: Outcome | None, stopped: Reason | None, ids: tuple[str, ...]) -> Screened:
+    """Unaffordable (no outcome), or stopped early by the smoke check or the futility stop."""
+    if out is None:
+        return Screened(outcome=None, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,),
+                        sample_ids=ids)
+    assert stopped is not None
+    return Screened(outcome=out, verdict=Verdict.REJECTED_SCREENING,
+                    reasons=(stopped, *out.failed), sample_ids=ids)
