@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import signal
 import sqlite3
@@ -67,9 +68,10 @@ def _task_flags(p: argparse.ArgumentParser) -> None:
 
 def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     _task_flags(p)
-    p.add_argument("--target", required=True, help="target model spec, e.g. "
+    # `plan --show-config` goes without models: `cmd_plan` asks for them otherwise
+    p.add_argument("--target", required=out, help="target model spec, e.g. "
                    "anthropic:claude-haiku-4-5, openai:MODEL@URL, llamacpp:PATH.gguf")
-    p.add_argument("--optimizer", required=True, help="optimizer model spec (same forms)")
+    p.add_argument("--optimizer", required=out, help="optimizer model spec (same forms)")
     p.add_argument("--budget", help="N target executions, or Kx for K times |train| (default 6x)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", default="paper", choices=("paper", "released"))
@@ -100,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(func=cmd_train)
     plan = sub.add_parser("plan", help="rounds, reserve and cost a budget affords")
     _run_flags(plan, out=False)
+    plan.add_argument("--show-config", action="store_true",
+                      help="print the effective configuration as JSON: the profile, the task's "
+                           "preset, the --config file and the flags, and which set each field")
     plan.set_defaults(func=cmd_plan)
     ev = sub.add_parser("evaluate", help="score a skill file on a task split")
     ev.add_argument("--skill", required=True, help="skill text file")
@@ -144,7 +149,8 @@ def _options(args: argparse.Namespace) -> Any:
         if getattr(args, flag):
             overrides[field] = False
     return RunOptions(
-        task=_task_spec(args), target=args.target, optimizer=args.optimizer, seed=args.seed,
+        task=_task_spec(args), target=args.target or "", optimizer=args.optimizer or "",
+        seed=args.seed,
         profile=args.profile, config_file=args.config_file, overrides=tuple(overrides.items()),
         data_dir=args.data_dir,
     )
@@ -179,9 +185,15 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     from replay.options import build_config
-    from replay.plan import make_plan, render_plan
+    from replay.plan import make_plan, render_plan, show_config
 
     options = _options(args)
+    if args.show_config:
+        console.out(json.dumps(show_config(options), indent=2), highlight=False)
+        return 0
+    if not (args.target and args.optimizer):
+        missing = " and ".join(f for f in ("--target", "--optimizer") if not getattr(args, f[2:]))
+        raise StraTuneError(f"plan: {missing} required (only --show-config goes without)")
     task = models.load_task(options.task, data_dir=options.data_dir)
     config = build_config(options, task)
     console.print(render_plan(make_plan(config, task), config))

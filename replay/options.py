@@ -80,16 +80,26 @@ def build_config(options: RunOptions, task: Task | None = None) -> Config:
     `task` is the loaded task when the caller has it (else it is loaded here for its preset)."""
     if task is None:
         task = load_task(options.task, data_dir=options.data_dir)
-    layers = [task_layer(task.info)]
-    if options.config_file is not None:
-        layers.append(_file_layer(options.config_file))
-    layers.append(Layer(where="command line", values={**dict(options.overrides),
-                                                      "seed": options.seed}))
+    layers = [task_layer(task.info, options.profile), *user_layers(options)]
     config = layer_config(options.profile, layers).config.replace(
         target_model=canonical_model(options.target),
         optimizer_model=canonical_model(options.optimizer),
     )
     return with_recorded_sequence(config)
+
+
+def user_layers(options: RunOptions, *, models: bool = False) -> list[Layer]:
+    """The --config file (if any), then the command line's flags; with `models`, the flags
+    include the model specs given (`plan --show-config`, which may go without them)."""
+    layers = []
+    if options.config_file is not None:
+        layers.append(_file_layer(options.config_file))
+    flags = {**dict(options.overrides), "seed": options.seed}
+    for name, spec in (("target_model", options.target), ("optimizer_model", options.optimizer)):
+        if models and spec:
+            flags[name] = canonical_model(spec)
+    layers.append(Layer(where="command line", values=flags))
+    return layers
 
 
 def with_recorded_sequence(config: Config) -> Config:

@@ -11,6 +11,8 @@ round starts (`RunShape.smallest_budget`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from attrs import frozen
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -18,7 +20,12 @@ from rich.text import Text
 
 from llm_cache.prices import default_prices
 from llm_cache.records import Usage
-from stratune_core.config import Config
+from replay.models import load_task
+from replay.options import RunOptions, user_layers
+from replay.tasks.registry import PRESETS
+from stratune_core.config import Config, profile
+from stratune_core.config_layers import Layer, layer_config, preset_layer, task_layer
+from stratune_core.serde import unstructure
 from stratune_core.shape import RunShape, run_shape
 from stratune_core.task import Task
 
@@ -136,3 +143,36 @@ def render_plan(plan: Plan, config: Config) -> RenderableType:
     if plan.warning:
         parts.append(Text(f"warning: {plan.warning}", style="bold yellow"))
     return Group(*parts)
+
+
+def show_config(options: RunOptions) -> dict[str, Any]:
+    """`plan --show-config`. A benchmark's preset is its class's, so no data is needed; other
+    tasks are loaded for theirs."""
+    spec = options.task.spec
+    if spec in PRESETS:
+        preset = preset_layer(spec, PRESETS[spec](options.profile))
+    else:
+        info = load_task(options.task, data_dir=options.data_dir).info
+        preset = task_layer(info, options.profile)
+    return config_report(options.profile, spec, [preset, *user_layers(options, models=True)])
+
+
+def config_report(profile_name: str, task: str, layers: list[Layer]) -> dict[str, Any]:
+    """`plan --show-config`: the effective configuration and where each value came from.
+
+    `layers`: the task preset, the --config file and the flags, in the order they apply on top
+    of the profile. The profile's own layer lists what it changes from the Config defaults (the
+    paper's values), so the paper profile's is empty. `source` names, for every field, the
+    layer that set it."""
+    layered = layer_config(profile_name, layers)
+    defaults = unstructure(Config())
+    base = unstructure(profile(profile_name))
+    changed = {k: v for k, v in base.items() if v != defaults[k]}
+    return {
+        "profile": profile_name,
+        "task": task,
+        "layers": [{"source": f"profile {profile_name}", "values": changed},
+                   *({"source": layer.where, "values": dict(layer.values)} for layer in layers)],
+        "config": unstructure(layered.config),
+        "source": dict(layered.origins),
+    }

@@ -41,10 +41,14 @@ class Layered:
     origins: Mapping[str, str] = field(repr=False)
 
 
-def task_layer(info: TaskInfo) -> Layer:
-    """The task preset: the task's own Config defaults (`TaskInfo.preset`), applied after the
-    profile and before the user's file and flags."""
-    return Layer(where=f"task {info.name} preset", values=dict(info.preset))
+def task_layer(info: TaskInfo, profile_name: str) -> Layer:
+    """The task preset: the task's own Config defaults under `profile_name`
+    (`TaskInfo.preset_for`), applied after the profile and before the user's file and flags."""
+    return preset_layer(info.name, info.preset_for(profile_name))
+
+
+def preset_layer(task_name: str, values: Mapping[str, Any]) -> Layer:
+    return Layer(where=f"task {task_name} preset", values=dict(values))
 
 
 def layer_config(profile_name: str, layers: Sequence[Layer]) -> Layered:

@@ -54,13 +54,22 @@ def _pairs(values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple[tuple
     return tuple(sorted(dict(values).items()))
 
 
+Pairs = tuple[tuple[str, Any], ...]
+
+
+def _nested(values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple[tuple[str, Pairs], ...]:
+    return tuple((name, _pairs(preset)) for name, preset in _pairs(values))
+
+
 @frozen(kw_only=True)
 class TaskInfo:
     """Static facts about a task that the rules need.
 
     `preset` holds the task's own defaults for `Config` fields (LiveMath screens on 24 + 24
     samples, paper Table 5): a config layer between the profile and the user's file and flags
-    (`config_layers.task_layer`). Stored as sorted pairs so the record stays hashable.
+    (`config_layers.task_layer`). `profile_presets` adds values for one profile by name (the
+    released code's per-dataset settings: Mind2Web's archive of 8, LiveMath's 6 epochs).
+    Stored as sorted pairs so the record stays hashable.
     """
 
     name: str
@@ -69,7 +78,18 @@ class TaskInfo:
     binary: bool = True
     eps0: float = 0.0025
     max_tokens: int = 4096
-    preset: tuple[tuple[str, Any], ...] = field(default=(), converter=_pairs)
+    preset: Pairs = field(default=(), converter=_pairs)
+    profile_presets: tuple[tuple[str, Pairs], ...] = field(default=(), converter=_nested)
+
+    def preset_for(self, profile: str) -> dict[str, Any]:
+        return preset_for(self.preset, self.profile_presets, profile)
+
+
+def preset_for(preset: Mapping[str, Any] | Iterable[tuple[str, Any]],
+               profile_presets: Mapping[str, Any] | Iterable[tuple[str, Any]],
+               profile: str) -> dict[str, Any]:
+    """A task's Config values under `profile`: its own, then what the profile adds."""
+    return {**dict(preset), **dict(dict(profile_presets).get(profile, ()))}
 
 
 def is_solved(score: float, threshold: float) -> bool:

@@ -128,14 +128,16 @@ def test_task_preset_sits_between_profile_and_user_layers() -> None:
 
     info = LiveMathTask.PRESET
     assert dict(info) == {"screen_solved": 24, "screen_random": 24}
-    preset = task_layer(TaskInfo(name="livemath", initial_skill="s", preset=info))
+    task = TaskInfo(name="livemath", initial_skill="s", preset=info,
+                    profile_presets=LiveMathTask.PROFILE_PRESETS)
     for profile_name in ("paper", "released"):
-        layered = layer_config(profile_name, [preset])
+        layered = layer_config(profile_name, [task_layer(task, profile_name)])
         assert (layered.config.screen_solved, layered.config.screen_random) == (24, 24)
         assert layered.origins["screen_solved"] == "task livemath preset"
-    user = layer_config("paper", [preset, Layer(where="cfg.json", values={"screen_random": 12})])
+    user = layer_config("paper", [task_layer(task, "paper"),
+                                  Layer(where="cfg.json", values={"screen_random": 12})])
     assert (user.config.screen_solved, user.config.screen_random) == (24, 12)
     assert user.origins["screen_random"] == "cfg.json"
-    bad = task_layer(TaskInfo(name="odd", initial_skill="s", preset={"screen_solvd": 1}))
+    bad = task_layer(TaskInfo(name="odd", initial_skill="s", preset={"screen_solvd": 1}), "paper")
     with pytest.raises(ConfigError, match="task odd preset: unknown field"):
         layer_config("paper", [bad])

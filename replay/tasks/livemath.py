@@ -11,7 +11,7 @@ from replay.tasks import files
 from replay.tasks.benchmark import load_benchmark
 from stratune_core.errors import TaskDataError
 from stratune_core.records import Sample
-from stratune_core.tasks.livemath import LABELS, LiveMathItem, LiveMathTask
+from stratune_core.tasks.livemath import LABELS, LiveMathItem, LiveMathOpusTask, LiveMathTask
 
 FOLDER = "LiveMathematicianBench"
 
@@ -74,3 +74,12 @@ def load(
 ) -> LiveMathTask:
     return load_benchmark(LiveMathTask, data_dir, strata=("month",), load_split=load_split,
                           placement=placement, limit=limit)
+
+
+def load_opus(
+    data_dir: str | Path | None, *, placement: str = "system", limit: int | None = None
+) -> LiveMathOpusTask:
+    """`livemath_opus`: the same data as `livemath`, with the Opus setting's presets."""
+    task = load(data_dir, placement=placement, limit=limit)
+    return LiveMathOpusTask(splits=task.splits, initial_skill=task.initial_skill,
+                            placement=task.placement, max_tokens=task.max_tokens)

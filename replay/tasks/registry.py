@@ -1,26 +1,41 @@
 """`load_task(spec)`: the one entry point the CLI and the runner use to get a `Task`.
 
-spec: `livemath`, `docvqa`, `mind2web`, `spreadsheetbench` (read from `data_dir`, default env
-STRATUNE_DATA), `demo` (bundled), `reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`, or a
-path to a custom task (`.jsonl` file or a directory with train.jsonl/test.jsonl; see
-`replay.tasks.custom`). `limit` keeps the first `limit` samples of each split.
+spec: `livemath` (or `livemath_opus`: its presets for the Opus setting), `docvqa`, `mind2web`,
+`spreadsheetbench` (read from `data_dir`, default env STRATUNE_DATA), `demo` (bundled),
+`reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`, or a path to a custom task (`.jsonl`
+file or a directory with train.jsonl/test.jsonl; see `replay.tasks.custom`). `limit` keeps the
+first `limit` samples of each split.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from replay.tasks import custom, demo, docvqa, livemath, mind2web, reasoning_gym, spreadsheet
 from stratune_core.errors import ConfigError
 from stratune_core.task import Task
+from stratune_core.tasks.docvqa import DocVQATask
+from stratune_core.tasks.livemath import LiveMathOpusTask, LiveMathTask
+from stratune_core.tasks.mind2web import Mind2WebTask
 
 BENCHMARKS = {
     "livemath": livemath.load,
+    "livemath_opus": livemath.load_opus,
     "docvqa": docvqa.load,
     "mind2web": mind2web.load,
     "spreadsheetbench": spreadsheet.load,
 }
 NAMES = (*BENCHMARKS, "demo", "reasoning-gym:<dataset>", "<path>.jsonl", "<dir>")
+# a benchmark's Config presets are the class's own: `plan --show-config` needs no data for them
+PRESETS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "livemath": LiveMathTask.preset_for,
+    "livemath_opus": LiveMathOpusTask.preset_for,
+    "mind2web": Mind2WebTask.preset_for,
+    "docvqa": DocVQATask.preset_for,
+    "spreadsheetbench": lambda _profile: {},
+}
 
 
 def load_task(

@@ -16,7 +16,7 @@ from attrs import field, frozen
 
 from llm_cache.records import Block, CallKind, Message, Request, Role, TextBlock
 from stratune_core.errors import ConfigError, TaskDataError
-from stratune_core.records import Sample, TaskInfo
+from stratune_core.records import Sample, TaskInfo, preset_for
 
 
 class Placement(enum.Enum):
@@ -109,8 +109,10 @@ class BenchmarkTask:
     SOLVED_AT: ClassVar[float] = 1.0  # the success threshold
     BINARY: ClassVar[bool] = True
     EPS0: ClassVar[float] = 0.0025  # screening's gain floor
-    # the task's own Config defaults (a layer between the profile and the user's settings)
+    # the task's own Config defaults (a layer between the profile and the user's settings),
+    # and per profile name what that profile adds (the released code's per-dataset values)
     PRESET: ClassVar[Mapping[str, Any]] = MappingProxyType({})
+    PROFILE_PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({})
 
     splits: Splits
     initial_skill: str
@@ -127,7 +129,13 @@ class BenchmarkTask:
             eps0=self.EPS0,
             max_tokens=self.max_tokens,
             preset=self.PRESET,
+            profile_presets=self.PROFILE_PRESETS,
         )
+
+    @classmethod
+    def preset_for(cls, profile: str) -> dict[str, Any]:
+        """The task's Config values under `profile`, without loading any data."""
+        return preset_for(cls.PRESET, cls.PROFILE_PRESETS, profile)
 
     def split(self, name: str) -> tuple[Sample, ...]:
         return self.splits.get(name)

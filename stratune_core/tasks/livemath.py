@@ -77,6 +77,9 @@ class LiveMathTask(SingleTurnTask):
     # paper Table 5: LiveMath screens on 24 solved + 24 random samples (18 + 18 elsewhere)
     PRESET: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {"screen_solved": 24, "screen_random": 24})
+    # the authors' configs/livemath.json: 6 epochs (4 elsewhere)
+    PROFILE_PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType(
+        {"released": {"max_epochs": 6}})
     max_tokens: int = MAX_TOKENS
 
     def user_text(self, sample: Sample) -> str:
@@ -113,3 +116,14 @@ class LiveMathTask(SingleTurnTask):
 
 def _choice_text(item: LiveMathItem, label: str) -> str:
     return next((text for lab, text in item.choices if lab == label), "")
+
+
+@frozen(kw_only=True)
+class LiveMathOpusTask(LiveMathTask):
+    """LiveMath as the authors ran it in the Opus setting (configs/livemath_opus.json): the same
+    data and scorer; the released profile adds the answer options' training base rates to the
+    feedback (`feedback_global_stats`)."""
+
+    NAME: ClassVar[str] = "livemath_opus"
+    PROFILE_PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType(
+        {"released": {"max_epochs": 6, "feedback_global_stats": True}})
