@@ -170,6 +170,11 @@ def cost_table(usage: Mapping[str, Any] | None) -> RenderableType:
                       f"{sum(t[0] for t in tokens):,}", f"{sum(t[1] for t in tokens):,}",
                       f"{sum(row.get('batch_cost_usd', 0.0) for row in usage['rows']):.4f}",
                       style="dim")
+    clamped = [f"{row.get('kind')} {row['clamped_calls']:,} of {row.get('calls', 0):,} calls "
+               f"(down to {row.get('clamped_min', 0):,})"
+               for row in usage["rows"] if row.get("clamped_calls")]
+    if clamped:
+        table.caption = "max_tokens lowered to fit the model's context: " + "; ".join(clamped)
     return table
 
 
