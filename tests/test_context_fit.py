@@ -63,8 +63,8 @@ def test_a_prompt_that_leaves_no_reply_is_one_line_naming_the_window():
         fit(req(Role.OPTIMIZER, 16384), 5265, 4096, trained=8192)
     message = str(err.value)
     assert "\n" not in message
-    assert message == ("m (kind): the prompt alone is 5,265 tokens and the context holds 4,096; "
-                       "it needs at least 6,144: raise n_ctx")
+    assert message == ("m (kind): the prompt is 5,265 tokens, which leaves no room for a reply in "
+                       "a context of 4,096; it needs at least 6,144: raise n_ctx")
     assert err.value.needed == needed_context(5265, req(Role.OPTIMIZER)) == 6144
     # the needed window really leaves a minimal reply
     assert fit(req(Role.OPTIMIZER, 16384), 5265, 6144) >= MIN_REPLY

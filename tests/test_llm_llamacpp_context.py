@@ -102,7 +102,7 @@ def test_a_prompt_that_alone_does_not_fit_names_the_n_ctx_it_needs():
         backend.close()
     message = str(err.value)
     assert "\n" not in message and "Traceback" not in message
-    assert "the context holds 256" in message and "?n_ctx=N; now 256" in message
+    assert "a context of 256" in message and "?n_ctx=N; now 256" in message
     needed = err.value.needed
     assert needed == needed_context(err.value.prompt_tokens, ask)
     assert f"needs at least {needed:,}" in message

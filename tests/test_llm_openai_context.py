@@ -230,7 +230,7 @@ def test_a_prompt_that_alone_does_not_fit_is_one_line_naming_the_window(serve, t
     message = str(err.value)
     assert "\n" not in message and "Traceback" not in message
     assert isinstance(err.value, ContextOverflowError) and err.value.context == 512
-    assert f"the prompt alone is {prompt_of(request):,} tokens" in message
+    assert f"the prompt is {prompt_of(request):,} tokens" in message
     assert f"needs at least {needed_context(prompt_of(request), request):,}" in message
     assert "--max-model-len" in message
     with CachedLLM.open(tmp_path / "c", backends={}, mode="replay") as llm:

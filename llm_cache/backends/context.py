@@ -81,8 +81,8 @@ def too_long(where: str, prompt_tokens: int, context: int, request: Request, *, 
     beyond = (f"; the model was trained on {trained:,}, so shorten the prompt instead"
               if trained and needed > trained else "")
     return ContextOverflowError(
-        f"{where}: the prompt alone is {prompt_tokens:,} tokens and the context holds "
-        f"{context:,}; it needs at least {needed:,}: raise {setting}{beyond}",
+        f"{where}: the prompt is {prompt_tokens:,} tokens, which leaves no room for a reply in "
+        f"a context of {context:,}; it needs at least {needed:,}: raise {setting}{beyond}",
         prompt_tokens=prompt_tokens, context=context, needed=needed,
     )
 
