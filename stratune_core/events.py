@@ -19,6 +19,15 @@ from stratune_core.enums import (
     Verdict,
 )
 from stratune_core.evaluation import Outcome
+from stratune_core.events_released import (
+    FeedbackExtended,
+    FixesAnnotated,
+    RefinementKept,
+    ResidualsPooled,
+    StrategiesNarrowed,
+    WarmupRound,
+    WindowSubmitted,
+)
 from stratune_core.selectors.base import Source
 from stratune_core.selectors.registry import to_source
 
@@ -215,7 +224,12 @@ Event = (
     | BatchExecuted
     | OperatorChosen
     | RoundSkipped
+    | WarmupRound
+    | ResidualsPooled
+    | FeedbackExtended
+    | StrategiesNarrowed
     | FeedbackPrepared
+    | FixesAnnotated
     | CandidateGenerated
     | CandidateInvalid
     | DraftsRanked
@@ -225,6 +239,8 @@ Event = (
     | CandidatePruned
     | SkillReplaced
     | RefinementAdvanced
+    | WindowSubmitted
+    | RefinementKept
     | FinalComparison
     | RunFinished
 )

@@ -50,6 +50,7 @@ class State:
     accepted_per_epoch: tuple[int, ...] = field(default=(), converter=tuple)
     selector_memory: Hashable = None  # what the configured selector keeps between rounds
     idle_rounds: int = 0  # consecutive rounds that executed nothing new
+    first_round: int = 0  # the first round that may write candidates (after a warm-up)
     finished: bool = False
     stop_reason: StopReason | None = None
 

@@ -50,6 +50,14 @@ EXPECTED = {
     ev.CandidatePruned: "dropped from the saved pool",
     ev.SkillReplaced: "current skill",
     ev.RefinementAdvanced: "refinement held",
+    ev.WarmupRound: "warm-up: 7 solved samples known of 18 wanted; warm-up goes on",
+    ev.ResidualsPooled: "residual pooling: 3 known failures added to the batch's 2",
+    ev.FeedbackExtended: "feedback blocks: 3 contrast, since s0 +2 -1 (4 failing), "
+                         "1 trajectories, 2 gold pairs, 3 stats",
+    ev.StrategiesNarrowed: "menu narrowed to I1, I2 (I3 unaffordable with 40 left)",
+    ev.FixesAnnotated: "verified fixes: 1 verified, 1 unverified",
+    ev.WindowSubmitted: "I2 window full (1 drafts): submitted",
+    ev.RefinementKept: "refinement kept: intermediate",
     ev.FinalComparison: "does not replace",
     ev.RunFinished: "run finished (budget) after 2 rounds",
 }
