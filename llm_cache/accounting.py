@@ -34,6 +34,10 @@ class AccountingRow:
     batch_calls: int = 0
     batch_usage: Usage = Usage()
     batch_cost_usd: float = 0.0
+    # Calls (paid or cached) whose max_tokens the backend lowered to fit the model's context,
+    # and the smallest limit it sent (0: none lowered).
+    clamped_calls: int = 0
+    clamped_min: int = 0
 
     @property
     def calls(self) -> int:
@@ -54,10 +58,12 @@ class AccountingRow:
             batch_calls=self.batch_calls + other.batch_calls,
             batch_usage=self.batch_usage + other.batch_usage,
             batch_cost_usd=self.batch_cost_usd + other.batch_cost_usd,
+            clamped_calls=self.clamped_calls + other.clamped_calls,
+            clamped_min=_smallest(self.clamped_min, other.clamped_min),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "kind": None if self.kind is None else self.kind.value,
             "model": self.model,
             "calls": self.calls,
@@ -75,6 +81,13 @@ class AccountingRow:
             "live_calls": self.paid_calls - self.batch_calls,
             "live_cost_usd": self.cost_usd - self.batch_cost_usd,
         }
+        if self.clamped_calls:
+            data.update(clamped_calls=self.clamped_calls, clamped_min=self.clamped_min)
+        return data
+
+
+def _smallest(a: int, b: int) -> int:
+    return min(a, b) if a and b else a or b
 
 
 def _sum(rows: Iterable[AccountingRow], kind: CallKind | None, model: str) -> AccountingRow:
@@ -114,6 +127,13 @@ class _Tally:
     cached_usage: Usage = Usage()
     batch_calls: int = 0
     batch_usage: Usage = Usage()
+    clamped_calls: int = 0
+    clamped_min: int = 0
+
+    def clamp(self, response: Response) -> None:
+        if response.clamped_max_tokens is not None:
+            self.clamped_calls += 1
+            self.clamped_min = _smallest(self.clamped_min, response.clamped_max_tokens)
 
 
 class Ledger:
@@ -137,12 +157,14 @@ class Ledger:
             if batch:
                 t.batch_calls += 1
                 t.batch_usage = t.batch_usage + response.usage
+            t.clamp(response)
 
     def hit(self, request: Request, response: Response) -> None:
         with self._lock:
             t = self._tally(request)
             t.cache_hits += 1
             t.cached_usage = t.cached_usage + response.usage
+            t.clamp(response)
 
     def hits(self, pairs: Iterable[tuple[Request, Response]]) -> None:
         for request, response in pairs:
@@ -178,6 +200,8 @@ class Ledger:
                         batch_calls=t.batch_calls,
                         batch_usage=t.batch_usage,
                         batch_cost_usd=batch_cost,
+                        clamped_calls=t.clamped_calls,
+                        clamped_min=t.clamped_min,
                     )
                 )
         return Accounting(rows=tuple(rows))

@@ -127,6 +127,10 @@ def _print_entry(entry: StoredEntry, out: TextIO) -> None:
     print(f"response   model={r.model} stop_reason={r.stop_reason} usage(in={r.usage.input_tokens}"
           f", out={r.usage.output_tokens}, c.write={r.usage.cache_write_tokens}, "
           f"c.read={r.usage.cache_read_tokens})", file=out)
+    if r.clamped_max_tokens is not None:
+        asked = entry.document().get("max_tokens", "?")
+        print(f"max_tokens {r.clamped_max_tokens} sent (asked {asked}): lowered to fit the "
+              "model's context beside the prompt", file=out)
     preview = r.text if len(r.text) <= 400 else r.text[:400] + "…"
     print(f"text       {preview}", file=out)
 

@@ -112,10 +112,16 @@ class Usage:
 
 @frozen(kw_only=True)
 class Response:
-    """A model's answer. `from_cache` is transport metadata: it never enters events or equality."""
+    """A model's answer. `from_cache` is transport metadata: it never enters events or equality.
+
+    `clamped_max_tokens` is the output limit the backend really sent when the request's
+    `max_tokens` did not fit the model's context beside the prompt (None: sent as asked). The
+    request, and so the cache key, keeps the value the core asked for.
+    """
 
     text: str
     stop_reason: str = "end_turn"
     usage: Usage = Usage()
     model: str = ""
+    clamped_max_tokens: int | None = None
     from_cache: bool = field(default=False, eq=False)

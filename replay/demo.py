@@ -3,6 +3,11 @@
 The replay is a real StraTune run (the core recomputes every round) whose model calls are all
 answered from the trace's cache in strict mode; sockets are blocked while it runs, so the demo
 needs no API key, no network and no local model.
+
+`stratune demo --live` trains instead, on the same bundled task with the embedded local model
+(SmolLM2-135M through llama.cpp) as target and optimizer, so the main job runs before your eyes
+without an API key. It installs what it needs first (see `replay.local_model`) and writes its
+run to `runs/demo-live`, never into `traces/`.
 """
 
 from __future__ import annotations
@@ -15,13 +20,23 @@ from typing import Any
 
 from rich.console import Console
 
-from replay import runner
+from replay import local_model, runner
+from replay.options import RunOptions
+from replay.serde import TaskSpec
 from replay.show import load_run, show
 from replay.viewer import summary
 from stratune_core.errors import StraTuneError
 
 TRACES = Path(__file__).resolve().parents[1] / "traces"
 DEFAULT_TRACE = "demo"
+LIVE_OUT = Path("runs/demo-live")
+# The README's local-model example: 24 training samples, budget 144 executions, 2 rounds,
+# SmolLM2 as both models, otherwise the default configuration.
+LIVE_LIMIT = 24
+LIVE_BUDGET = 144
+LIVE_ROUNDS = 2
+LIVE_TARGET = "llamacpp:{gguf}?threads=2&mode=reset&n_ctx=2048"
+LIVE_OPTIMIZER = "llamacpp:{gguf}?threads=2&mode=reset&n_ctx=4096"
 
 
 class NetworkBlocked(OSError):
@@ -66,6 +81,39 @@ def demo(console: Console, trace: str | Path | None = None) -> int:
                   "(every model call from its cache)")
     with sockets_blocked():
         code = runner.replay(path, console)
+    if code != runner.EXIT_OK:
+        return code
+    run = load_run(path)
+    show(summary(run.view, run.manifest, run.usage, run.evaluation), console)
+    return code
+
+
+def live_options(gguf: Path) -> RunOptions:
+    return RunOptions(
+        task=TaskSpec(spec="demo", limit=LIVE_LIMIT),
+        target=LIVE_TARGET.format(gguf=gguf), optimizer=LIVE_OPTIMIZER.format(gguf=gguf),
+        seed=0, overrides=(("budget", LIVE_BUDGET), ("max_rounds", LIVE_ROUNDS)),
+    )
+
+
+def demo_live(console: Console, out: str | Path | None = None, *,
+              install: local_model.Runner | None = None) -> int:
+    """Train on the bundled task with the embedded local model, showing progress, then the run."""
+    path = Path(out) if out is not None else LIVE_OUT
+    if path.resolve().is_relative_to(TRACES.resolve()):
+        raise StraTuneError(f"--out {path}: traces/ holds recorded traces only; choose another "
+                            "directory")
+    gguf = local_model.ensure(console) if install is None else \
+        local_model.ensure(console, run=install)
+    console.print(f"training live on the bundled demo task ({LIVE_LIMIT} training samples, "
+                  f"budget {LIVE_BUDGET}, {LIVE_ROUNDS} rounds) with SmolLM2-135M as target and "
+                  f"optimizer, into {path}")
+    console.print("a 135M model learns little: expect unusable optimizer replies and rejected "
+                  "candidates; the run shows the machinery, not a good skill")
+    if (path / "manifest.json").is_file():
+        console.print(f"{path} holds this run already: its recorded calls are answered from its "
+                      "cache (delete the folder to watch it from scratch)")
+    code = runner.train(live_options(gguf), path, console, concurrency=1)
     if code != runner.EXIT_OK:
         return code
     run = load_run(path)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from llm_cache.backends import Backend
+from llm_cache.backends.context import context_tokens
 from llm_cache.batch_journal import JOURNAL_NAME
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMError
@@ -25,6 +26,7 @@ from replay.lock import RunLock
 from replay.options import RunOptions, build_config, new_manifest
 from replay.plan import make_plan
 from replay.progress import TrainProgress
+from replay.prompt_fit import fit_to_context
 from replay.redact import public_spec, scrub
 from replay.serde import Manifest, check_prompt_version
 from replay.trace import RunDir, TraceWriter
@@ -50,11 +52,14 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     task = hooks.task if hooks.task is not None else models.load_task(options.task,
                                                                       data_dir=options.data_dir)
     config = build_config(options, task)  # the task's preset is a config layer
+    backends = hooks.backends or models.backends(options.target, options.optimizer)
+    # A local optimizer's window bounds its prompts; the lowered budget is part of the recorded
+    # config, so replay and resume rebuild the same prompts without asking the backend again.
+    config = fit_to_context(config, context_tokens(backends[Role.OPTIMIZER]))
     manifest = new_manifest(options, config)
     manifest = attrs.evolve(manifest, target=public_spec(manifest.target),
                             optimizer=public_spec(manifest.optimizer))
     initial_state(config, task)  # e.g. a budget below one round
-    backends = hooks.backends or models.backends(options.target, options.optimizer)
     warning = make_plan(config, task).warning
     if warning is not None:
         console.print(f"[bold yellow]warning[/]: {escape(warning)}")

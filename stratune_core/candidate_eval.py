@@ -14,6 +14,7 @@ from stratune_core.context import Env
 from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
 from stratune_core.evaluation import Outcome
 from stratune_core.events import CandidateDecided, Event, SkillReplaced
+from stratune_core.events_released import RefinementKept
 from stratune_core.history import HistoryEntry
 from stratune_core.pool import prune
 from stratune_core.reserve import refresh
@@ -116,24 +117,28 @@ def evaluate_candidate(
         )
     else:
         entry = HistoryEntry(**entry_base, **screened, verdict=Verdict.ACCEPTED)
-    state, replaced = _accept(state, sub.candidate_id)
+    state, replaced = _accept(state, sub, env.config.keep_refinement_on_accept)
     return _decide(state, env, (*events, *replaced), entry, s_out)
 
 
-def _accept(state: State, candidate_id: str) -> tuple[State, tuple[Event, ...]]:
+def _accept(state: State, sub: Submission, keep_refinement: bool) -> tuple[State, tuple[Event, ...]]:
+    candidate_id = sub.candidate_id
     epoch = state.round // len(state.batches)
     per_epoch = list(state.accepted_per_epoch) + [0] * (epoch + 1 - len(state.accepted_per_epoch))
     per_epoch[epoch] += 1
     event = SkillReplaced(round=state.round, previous_id=state.current_id, current_id=candidate_id)
     saved = state.saved if candidate_id in state.saved else (*state.saved, candidate_id)
-    refinement = state.refinement.restart() if state.refinement.started else state.refinement
+    refinement = state.refinement.after_acceptance(sub.strategy, keep=keep_refinement)
+    kept = () if not refinement.started else (RefinementKept(
+        round=state.round, accepted_id=candidate_id, steps=refinement.steps,
+        intermediate_id=refinement.intermediate_id or ""),)
     state = state.evolve(
         current_id=candidate_id,
         saved=saved,
         accepted_per_epoch=tuple(per_epoch),
         refinement=refinement,
     )
-    return state, (event,)
+    return state, (event, *kept)
 
 
 def _decide(

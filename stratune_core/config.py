@@ -156,8 +156,33 @@ class Config:
     salvage_donors: int = _int(2, 1)
     salvage_min_rescues: int = _int(3, 1)
     salvage_min_scores: int = _int(20, 1)
-    # LiveMath (Opus): option texts' training base rates in the feedback (issue 12 part B)
-    feedback_global_stats: bool = _flag(False)
+
+    # --- released-code round mechanisms (docs/design.md, "Profiles"; all off in the paper) ---
+    # run s_0 on batches, generating nothing, until this many solved samples are known (0: off)
+    warmup_solved: int = _int(0, 0)  # released: 18 (the solved part of a screening set)
+    warmup_max_batches: int = _int(6, 1)
+    # a batch with fewer failures than `residual_min_failures` borrows known failures of s_t
+    residual_pooling: bool = _flag(False)
+    residual_min_failures: int = _int(6, 1)
+    residual_width: int = _int(36, 1)
+    # extra blocks of E_t in the optimizer prompts (`feedback_extras.py`)
+    feedback_contrast: bool = _flag(False)  # solved samples the revision must not break
+    feedback_longitudinal: bool = _flag(False)  # s_t against s_0: improved, regressed, persistent
+    feedback_trajectories: bool = _flag(False)  # solved multi-step samples, step by step
+    feedback_gold_pairs: bool = _flag(False)  # solved input -> gold pairs whatever the form
+    feedback_global_stats: bool = _flag(False)  # answer-option base rates (livemath_opus)
+    # I2 and I3 are offered only while B - spent >= multiplier x what one of their rounds ranks
+    affordability_guards: bool = _flag(False)
+    guard_multiplier: int = _int(6, 1)
+    # I2 collects drafts and submits the best `seats` of every `drafts` (`i2_window.py`)
+    i2_window: bool = _flag(False)
+    i2_window_drafts: int = _int(4, 1)
+    i2_window_seats: int = _int(2, 1)
+    i2_window_slack: float = _float(0.02, UNIT)
+    # the first `verified_fixes_k` failures carry the preparation's blind solve (released only)
+    verified_fixes: bool = _flag(False)
+    verified_fixes_k: int = _int(8, 1)
+    keep_refinement_on_accept: bool = _flag(False)  # an I1/I3 acceptance keeps s~
 
     # --- ablations (paper §4.1; docs/design.md, "Ablations") ----------------------------------
     selector: Selector = field(default=LLMSelector(), converter=naming("selector", to_selector))
@@ -182,6 +207,10 @@ class Config:
             raise ConfigError(
                 "screen_random: screening needs at least one sample (screen_solved and "
                 "screen_random are both 0)", field="screen_random")
+        if self.verified_fixes and not self.feedback_preparation:
+            raise ConfigError(
+                "verified_fixes: the blind solves it shows come from feedback preparation; set "
+                "feedback_preparation true or verified_fixes false", field="verified_fixes")
         if self.operator is not None:
             if not isinstance(self.selector, LLMSelector):
                 raise ConfigError(
@@ -254,6 +283,16 @@ def released() -> Config:
         final_floor_samples=2.0,
         final_min_common=20,
         donor_salvage=True,
+        warmup_solved=18,
+        residual_pooling=True,
+        feedback_contrast=True,
+        feedback_longitudinal=True,
+        feedback_trajectories=True,
+        feedback_gold_pairs=True,
+        affordability_guards=True,
+        i2_window=True,
+        verified_fixes=True,
+        keep_refinement_on_accept=True,
     )
 
 

@@ -96,6 +96,7 @@ class ChoiceRule(enum.StrEnum):
     STRATEGY_FLOOR = "strategy-floor"  # the released code's floors (strategy_floors.py)
     OPERATOR = "operator"  # a fixed operator (strategy + form) from the config
     NOT_RECORDED = "not-recorded"  # replay: the recorded run chose nothing in this round
+    AFFORDABILITY = "affordability-guard"  # the released code's guards left only I1 on the menu
 
 
 class Purpose(enum.StrEnum):

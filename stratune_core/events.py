@@ -20,6 +20,15 @@ from stratune_core.enums import (
     Verdict,
 )
 from stratune_core.evaluation import Outcome
+from stratune_core.events_released import (
+    FeedbackExtended,
+    FixesAnnotated,
+    RefinementKept,
+    ResidualsPooled,
+    StrategiesNarrowed,
+    WarmupRound,
+    WindowSubmitted,
+)
 from stratune_core.selectors.base import Source
 from stratune_core.selectors.registry import to_source
 
@@ -289,7 +298,12 @@ Event = (
     | BatchExecuted
     | OperatorChosen
     | RoundSkipped
+    | WarmupRound
+    | ResidualsPooled
+    | FeedbackExtended
+    | StrategiesNarrowed
     | FeedbackPrepared
+    | FixesAnnotated
     | CandidateGenerated
     | CandidateInvalid
     | DraftsRanked
@@ -299,6 +313,8 @@ Event = (
     | CandidatePruned
     | SkillReplaced
     | RefinementAdvanced
+    | WindowSubmitted
+    | RefinementKept
     | FinalComparison
     | SmokeFailed
     | FutilityStopped

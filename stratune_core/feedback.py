@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import attrs
 from attrs import field, frozen
 
 from stratune_core.forms import OfferedExample
 from stratune_core.ledger import Ledger
-from stratune_core.records import Sample
+from stratune_core.records import Execution, Sample
 from stratune_core.task import Task
 
 
@@ -24,6 +25,34 @@ class FailureCase:
 
 
 @frozen(kw_only=True)
+class Longitudinal:
+    """s_t against the initial skill on the samples both ran (released code): how many it
+    improved, regressed and still fails, with a few examples of each."""
+
+    common: int
+    improved: tuple[str, ...] = field(converter=tuple)  # example lines
+    regressed: tuple[str, ...] = field(converter=tuple)
+    persistent: tuple[str, ...] = field(converter=tuple)
+    counts: tuple[int, int, int]  # improved, regressed, persistent
+
+
+@frozen(kw_only=True)
+class Extras:
+    """The released code's further blocks of E_t (`feedback_extras.py`); empty in the paper."""
+
+    contrast: tuple[str, ...] = field(default=(), converter=tuple)  # solved samples, one line each
+    long_gold: int = 0  # how many of `contrast` (the last ones) have the longest gold answers
+    longitudinal: Longitudinal | None = None
+    trajectories: tuple[str, ...] = field(default=(), converter=tuple)
+    gold_pairs: bool = False  # the solved examples are shown whatever the forms
+    stats: tuple[str, ...] = field(default=(), converter=tuple)  # answer-option base rates
+
+    def __bool__(self) -> bool:
+        return bool(self.contrast or self.longitudinal or self.trajectories or self.gold_pairs
+                    or self.stats)
+
+
+@frozen(kw_only=True)
 class Feedback:
     skill_id: str
     batch_ids: tuple[str, ...] = field(converter=tuple)
@@ -31,6 +60,20 @@ class Feedback:
     n_solved: int
     mean_score: float
     examples: tuple[OfferedExample, ...] = field(converter=tuple)
+    # known failures of the skill outside the batch, added by residual pooling (released code)
+    pooled: tuple[str, ...] = field(default=(), converter=tuple)
+    extras: Extras = Extras()
+
+    def evolve(self, **changes: object) -> Feedback:
+        return attrs.evolve(self, **changes)
+
+    def shown_ids(self, *, examples: bool) -> frozenset[str]:
+        """Samples the optimizer sees with their expected answers, which candidate evaluation
+        must not test on: the batch, pooled failures, and the solved examples when shown."""
+        shown = set(self.batch_ids) | set(self.pooled)
+        if examples or self.extras.gold_pairs:
+            shown |= {e.sample_id for e in self.examples}
+        return frozenset(shown)
 
 
 def clip(text: str, limit: int) -> str:
@@ -43,6 +86,17 @@ def example_line(task: Task, sample: Sample) -> str:
     question = " ".join(task.describe(sample).split())
     answer = " ".join(task.expected(sample).split())
     return f"[{sample.id}] {question} -> {answer}"
+
+
+def failure_case(task: Task, sample: Sample, execution: Execution) -> FailureCase:
+    return FailureCase(
+        sample_id=execution.sample_id,
+        input=clip(task.describe(sample), 600),
+        output=clip(execution.output, 400),
+        expected=clip(task.expected(sample), 200),
+        summary=clip(execution.summary, 200),
+        score=execution.score,
+    )
 
 
 def build_feedback(
@@ -62,18 +116,8 @@ def build_feedback(
     execs = [ledger.get(skill_id, sid) for sid in batch_ids]
     if any(e is None for e in execs):
         raise ValueError("build_feedback needs every batch sample executed under the skill")
-    failures = [
-        FailureCase(
-            sample_id=e.sample_id,
-            input=clip(task.describe(samples[e.sample_id]), 600),
-            output=clip(e.output, 400),
-            expected=clip(task.expected(samples[e.sample_id]), 200),
-            summary=clip(e.summary, 200),
-            score=e.score,
-        )
-        for e in execs
-        if e is not None and not e.solved
-    ]
+    failures = [failure_case(task, samples[e.sample_id], e)
+                for e in execs if e is not None and not e.solved]
     solved_batch = [e.sample_id for e in execs if e is not None and e.solved]
     solved_all = ledger.solved_ids(skill_id)
     in_batch = set(batch_ids)

@@ -1,4 +1,5 @@
-"""Feedback preparation (paper App. D.4, Table 8; the released code's "verified fixes").
+"""Feedback preparation (paper App. D.4, Table 8), whose blind solves also make the released
+code's "verified fixes" (`verified_fixes.py`).
 
 Before candidates are written, the optimizer diagnoses each shown failure (what the target did
 wrong, what a correct answer needs) and summarises a few successful trajectories (what the
@@ -35,6 +36,7 @@ from stratune_core.prompt_budget import KEEP_FAILURES, turn_budget
 from stratune_core.records import Sample, is_solved
 from stratune_core.state import State
 from stratune_core.task import Task
+from stratune_core.verified_fixes import annotate
 
 SOLVE_INPUT_CHARS = 4000  # a longer input is shown clipped, so it cannot be solved blind
 OUTPUT_CHARS = 400
@@ -105,6 +107,7 @@ def prepare_feedback(
     notes = parse_preparation(reply)
     shown, blind = shown_ids(fitted.text), blind_ids(fitted.text)
     diagnoses, verified, summaries = [], [], []
+    answers: dict[str, str] = {}  # the blind answers the scorer accepted
     for case in successes:
         worked = notes.get(case.sample_id, {}).get("worked")
         if worked and f'<sample id="{case.sample_id}" solved' in fitted.text:
@@ -120,6 +123,7 @@ def prepare_feedback(
                                        needs=got.get("needs", ""), verified=ok))
         if ok:
             verified.append(case.sample_id)
+            answers[case.sample_id] = answer
     detail = ""
     if not diagnoses and not summaries:
         said = " ".join(reply.split())[:120]
@@ -132,7 +136,15 @@ def prepare_feedback(
     )
     if detail:
         return None, (event,)
-    return Preparation(skill_id=fb.skill_id, diagnoses=diagnoses, successes=summaries), (event,)
+    fixes, annotated = (), ()
+    if env.config.verified_fixes:
+        fixes, annotated = annotate(
+            round_index=state.round, skill_id=fb.skill_id,
+            failure_ids=[c.sample_id for c in failures if c.sample_id in shown],
+            attempted=blind, verified=answers, k=env.config.verified_fixes_k)
+    prep = Preparation(skill_id=fb.skill_id, diagnoses=diagnoses, successes=summaries,
+                       fixes=fixes)
+    return prep, (event, *annotated)
 
 
 def _checks(env: Env, sample_id: str, answer: str) -> bool:

@@ -47,13 +47,27 @@ class SuccessNote:
 
 
 @frozen(kw_only=True)
+class Fix:
+    """The released code's verified fix of a failure (`verified_fixes.py`): the optimizer's
+    blind answer, accepted by the task's scorer (`verified`, its end in `gist`) or not."""
+
+    sample_id: str
+    verified: bool
+    gist: str = ""
+
+
+@frozen(kw_only=True)
 class Preparation:
     skill_id: str
     diagnoses: tuple[Diagnosis, ...] = field(default=(), converter=tuple)
     successes: tuple[SuccessNote, ...] = field(default=(), converter=tuple)
+    fixes: tuple[Fix, ...] = field(default=(), converter=tuple)  # released code only
 
     def diagnosis(self, sample_id: str) -> Diagnosis | None:
         return next((d for d in self.diagnoses if d.sample_id == sample_id), None)
+
+    def fix(self, sample_id: str) -> Fix | None:
+        return next((f for f in self.fixes if f.sample_id == sample_id), None)
 
 
 @frozen(kw_only=True)

@@ -1,12 +1,14 @@
 """Choosing the revision operator o_t of a round (paper §3.2, App. A.3).
 
 The configured selector (`stratune_core/selectors/`) picks the strategy or leaves the pick to the
-optimizer LLM. Three rules complete or override every selector, each in one place here:
+optimizer LLM. These rules complete or override the selectors, each in one place here:
 - a fixed operator (strategy + form) decides everything and makes no selection call (`_fixed`);
-- the first round is I1: there is no history to choose from yet (`pick_strategy`);
+- the first round is I1: there is no history to choose from yet (`pick_strategy`; after a
+  warm-up, the first round that writes candidates);
 - when something other than the optimizer picked I2 or I3, the optimizer still picks the form,
   as in the paper's ablations (`_with_form`).
-The strategy floors are a rule of the LLM selector alone (`selectors/adaptive.py`).
+The strategy floors (`selectors/adaptive.py`) and the affordability guards, which narrow the
+menu (`affordability.py`), are rules of the LLM selector alone (released code).
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from llm_cache.records import CallKind
+from stratune_core.affordability import offered_strategies
 from stratune_core.context import Env
 from stratune_core.enums import ChoiceRule, Form, SkipReason, Strategy
 from stratune_core.errors import CoreInvariantError
 from stratune_core.events import Event, OperatorChosen, RoundSkipped
+from stratune_core.events_released import StrategiesNarrowed
 from stratune_core.feedback_prep import checkable_count
 from stratune_core.history import OperatorChoice
 from stratune_core.operators import Operator, available_forms
@@ -68,12 +72,28 @@ def choose_operator(state: State, env: Env, rng: np.random.Generator) -> Chosen:
     forms = available_forms(config.forms, state.feedback)
     if config.operator is not None:
         return _fixed(state, config.operator, forms)
-    pick = _scripted_pick(state, env, rng)
+    # the affordability guards narrow the LLM selector's menu (its floors included)
+    guarded = isinstance(config.selector, LLMSelector)
+    offered = offered_strategies(state, config) if guarded else tuple(Strategy)
+    pick = _scripted_pick(state, env, rng, offered)
     if pick is not None:
         return _record(state, *_with_form(state, env, pick, forms))
-    choice, detail = _llm_choice(state, env, forms)
+    narrowed: tuple[Event, ...] = ()
+    if len(offered) < len(Strategy):
+        narrowed = (StrategiesNarrowed(
+            round=state.round, offered=offered,
+            dropped=tuple(s for s in Strategy if s not in offered),
+            remaining=state.budget.remaining),)
+    if offered == (Strategy.I1,):  # nothing to choose: no selection call
+        choice = OperatorChoice(round=state.round, strategy=Strategy.I1, form=None,
+                                source=ChoiceRule.AFFORDABILITY,
+                                why="only I1 is affordable with the budget left")
+        state, events, chosen = _record(state, choice)
+        return state, (*narrowed, *events), chosen
+    choice, detail = _llm_choice(state, env, forms, offered)
     memory = config.selector.remember(state.selector_memory, choice.strategy)
-    return _record(state.evolve(selector_memory=memory), choice, detail)
+    state, events, chosen = _record(state.evolve(selector_memory=memory), choice, detail)
+    return state, (*narrowed, *events), chosen
 
 
 def _fixed(state: State, operator: Operator, forms: tuple[Form, ...]) -> Chosen:
@@ -91,14 +111,17 @@ def pick_strategy(selector: Selector, context: SelectorContext, memory: Hashable
     """The selector's pick, or None for the optimizer LLM to choose; in the first round I1
     wherever the optimizer would choose."""
     pick = selector.choose(context, memory)
-    if pick is None and context.round == 0:
+    if pick is None and context.round == context.first_round:
         return Pick(strategy=Strategy.I1, source=ChoiceRule.FIRST_ROUND)
     return pick
 
 
-def _scripted_pick(state: State, env: Env, rng: np.random.Generator) -> Pick | None:
+def _scripted_pick(
+    state: State, env: Env, rng: np.random.Generator, offered: tuple[Strategy, ...]
+) -> Pick | None:
     context = SelectorContext(
-        round=state.round, history=state.history, budget=state.budget, config=env.config, rng=rng
+        round=state.round, history=state.history, budget=state.budget, config=env.config, rng=rng,
+        first_round=state.first_round, offered=offered,
     )
     return pick_strategy(env.config.selector, context, state.selector_memory)
 
@@ -122,9 +145,11 @@ def _with_form(
     return choice, detail
 
 
-def _llm_choice(state: State, env: Env, forms: tuple[Form, ...]) -> tuple[OperatorChoice, str]:
+def _llm_choice(
+    state: State, env: Env, forms: tuple[Form, ...], offered: tuple[Strategy, ...]
+) -> tuple[OperatorChoice, str]:
     """The optimizer chooses strategy and form; an unusable reply falls back to I1."""
-    reply, detail = _ask_selection(state, env, list(Strategy), forms)
+    reply, detail = _ask_selection(state, env, list(offered), forms)
     llm = LLMSelector()
     if reply is None:
         return OperatorChoice(

@@ -12,6 +12,13 @@ from __future__ import annotations
 from stratune_core.feedback import FailureCase, Feedback, clip
 from stratune_core.feedback_prep_prompt import Preparation
 from stratune_core.prompt_budget import KEEP_FAILURES, Part
+from stratune_core.prompt_extras import (
+    GOLD_PAIRS_HEAD,
+    fix_line,
+    generation_extras,
+    pooled_note,
+    selection_material,
+)
 
 # Ranks: lower is dropped first. The intermediate skill's text (selection prompt only) goes
 # before the failures: the I2 generation prompt shows it whole anyway.
@@ -43,6 +50,9 @@ def failure_item(f: FailureCase, prep: Preparation | None) -> str:
             x for x in (d.wrong, f"a correct answer needs: {d.needs}" if d.needs else "") if x
         ) or "(the optimizer solved it; no diagnosis given)"
         text += f"\n  diagnosis ({label}): {said}"
+    fix = prep.fix(f.sample_id) if prep is not None else None
+    if fix is not None:
+        text += fix_line(fix)
     return text
 
 
@@ -51,7 +61,7 @@ def generation_feedback(
 ) -> list[Part]:
     parts: list[Part] = []
     if fb.failures:
-        intro = f"## Execution feedback\n{_batch_line(fb)}"
+        intro = f"## Execution feedback\n{_batch_line(fb)}{pooled_note(fb)}"
         if prep is not None and prep.diagnoses:
             intro += f"\n{PREPARED_NOTE}"
         parts.append(Part(
@@ -68,9 +78,11 @@ def generation_feedback(
             items=[f"- [{s.sample_id}] {s.worked}" for s in prep.successes],
             rank=RANK_SUCCESSES, name="successful trajectories",
         ))
-    if with_examples and fb.examples:
+    parts.extend(generation_extras(fb))
+    if (with_examples or fb.extras.gold_pairs) and fb.examples:
         parts.append(Part(
-            text="Solved samples you may copy verbatim as worked examples (F2), one line each:",
+            text="Solved samples you may copy verbatim as worked examples (F2), one line each:"
+            if with_examples else GOLD_PAIRS_HEAD,
             items=[e.line for e in fb.examples], keep=keep_examples, rank=RANK_EXAMPLES,
             name="solved examples",
         ))
@@ -88,7 +100,7 @@ def selection_feedback(
 ) -> list[Part]:
     """The digest: failure heads (droppable beyond the first few), the last evaluation
     results (None: the history is withheld), and the material the next candidates can use."""
-    head = f"## Execution feedback\n{_batch_line(fb)}"
+    head = f"## Execution feedback\n{_batch_line(fb)}{pooled_note(fb)}"
     parts = [Part(
         text=f"{head}\nFailures ({len(fb.failures)}; the scorer's account of each):",
         items=[failure_head(f) for f in fb.failures], keep=KEEP_FAILURES, rank=RANK_FAILURES,
@@ -101,6 +113,7 @@ def selection_feedback(
     material = [
         f"- solved samples that can be copied as worked examples (F2): {len(fb.examples)}",
         f"- successful trajectories (solved samples of this batch): {fb.n_solved}",
+        *selection_material(fb),
     ]
     if checkable is None:
         material.append(

@@ -80,6 +80,9 @@ def render_refinement(ref: Refinement) -> str:
     text = f"I2 has made {ref.steps} refinement step(s)."
     if ref.reference_score is not None:
         text += f" The intermediate skill scores {ref.reference_score:.3f} on the ranking subset."
+    if ref.window:
+        text += (f" {len(ref.window)} draft(s) wait in the submission window; the best are "
+                 "submitted when it is full.")
     return text
 
 

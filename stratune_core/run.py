@@ -13,12 +13,14 @@ from stratune_core.context import Env
 from stratune_core.enums import StopReason
 from stratune_core.events import Event, RunFinished, RunStarted, SkillAdded
 from stratune_core.final import final_selection
+from stratune_core.i2_window import flush_window
 from stratune_core.llm import LLM
 from stratune_core.state import State, initial_state, round_rng
 from stratune_core.step import round_step, stop_reason
 from stratune_core.task import Task
 
 FINAL_STREAM = 1
+FLUSH_STREAM = 2  # the released code's I2 window flush, before final selection
 
 
 @frozen(kw_only=True)
@@ -47,6 +49,9 @@ def iterate(config: Config, task: Task, llm: LLM) -> Iterator[tuple[State, tuple
     while (reason := stop_reason(state, env)) is None:
         state, events = round_step(state, env, round_rng(config.seed, state.round))
         yield state, events
+    state, flushed = flush_window(state, env, round_rng(config.seed, state.round, FLUSH_STREAM))
+    if flushed:
+        yield state, flushed
     state, events, final_id = final_selection(state, env, round_rng(config.seed, state.round, FINAL_STREAM))
     done = RunFinished(
         final_id=final_id, reason=reason, rounds=state.round, spent=state.budget.spent,

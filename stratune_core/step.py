@@ -17,11 +17,14 @@ from stratune_core.errors import CoreInvariantError
 from stratune_core.events import BatchExecuted, Event, RoundSkipped, RoundStarted
 from stratune_core.execute import execute_groups
 from stratune_core.feedback import build_feedback
+from stratune_core.feedback_extras import extend_feedback
 from stratune_core.llm import LLM
 from stratune_core.operator_choice import choose_operator
+from stratune_core.residuals import pool_residuals
 from stratune_core.state import State
 from stratune_core.strategies import RUNNERS
 from stratune_core.task import Task
+from stratune_core.warmup import finish_warmup_round, in_warmup
 
 
 def step(
@@ -74,6 +77,7 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
     n_q = len(state.batches)
     epoch, index = divmod(state.round, n_q)
     batch = state.batches[index]
+    warmup = in_warmup(state, env.config)
     events: list[Event] = [
         RoundStarted(
             round=state.round, epoch=epoch, batch_index=index, current_id=state.current_id,
@@ -99,13 +103,26 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
             solved=fb.n_solved, mean_score=fb.mean_score,
         )
     )
+    if warmup:
+        state, warmed = finish_warmup_round(state, cfg)
+        events.append(warmed)
+        return _close(state, spent_before, events)
+    fb, pooled = pool_residuals(state, env, fb)
+    events.extend(pooled)
     if not fb.failures:
         events.append(RoundSkipped(round=state.round, reason=SkipReason.NO_FAILURES))
     else:
+        fb, extended = extend_feedback(state, env, fb)
+        state = state.evolve(feedback=fb)
+        events.extend(extended)
         state, evs, choice = choose_operator(state, env, rng)
         events.extend(evs)
         if choice is not None:
             state, evs = RUNNERS[choice.strategy](state, env, rng, choice)
             events.extend(evs)
+    return _close(state, spent_before, events)
+
+
+def _close(state: State, spent_before: int, events: list[Event]) -> tuple[State, tuple[Event, ...]]:
     idle = state.idle_rounds + 1 if state.budget.spent == spent_before else 0
     return state.evolve(round=state.round + 1, idle_rounds=idle), tuple(events)

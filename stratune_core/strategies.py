@@ -27,19 +27,18 @@ from stratune_core.feedback import Feedback, build_feedback
 from stratune_core.feedback_prep import prepare_feedback
 from stratune_core.generation import generate, generation_budget
 from stratune_core.history import HistoryEntry, OperatorChoice
+from stratune_core.i2_window import add_draft
 from stratune_core.i3_submission import pick_submissions
 from stratune_core.operators import available_forms
 from stratune_core.prompts import generation_prompt
+from stratune_core.refinement import WindowDraft
 from stratune_core.state import State
 
 Result = tuple[State, tuple[Event, ...]]
 
 
 def _exclusions(fb: Feedback, forms: tuple[Form, ...], prepared: Prepared, ranked: tuple[str, ...] = ()) -> frozenset[str]:
-    shown = set(fb.batch_ids) | set(ranked) | prepared.used_examples
-    if Form.F2 in forms:
-        shown |= {e.sample_id for e in fb.examples}
-    return frozenset(shown)
+    return fb.shown_ids(examples=Form.F2 in forms) | set(ranked) | prepared.used_examples
 
 
 def _unparseable(state: State, strategy: Strategy, form: Form | None, draw: int = 0) -> Result:
@@ -138,7 +137,7 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
             task=env.task, skill_id=base, batch_ids=fb.batch_ids, ledger=state.ledger,
             samples=env.samples, max_failures=env.config.max_failures_shown,
             max_examples=env.config.max_solved_offered, train_order=env.train_ids,
-        )
+        ).evolve(extras=fb.extras)  # the round's further blocks (released code), not s_t's failures
     forms = (choice.form,)
     prep, prepared = prepare_feedback(state, env, fb)
     events.extend(prepared)
@@ -162,6 +161,16 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
     events.extend(evs)
     if scores is None:
         return _advance(state.evolve(refinement=stepped), tuple(events), base, False)
+    if env.config.i2_window:  # released code: the draft waits for the window to fill
+        events.append(DraftsRanked(
+            round=state.round, strategy=Strategy.I2, reference_id=base, reference_score=base_score,
+            candidate_ids=(draft.candidate_id,), scores=scores, submitted=(),
+        ))
+        state = state.evolve(refinement=stepped.ranked(scores, base_score))
+        state, evs = add_draft(state, env, rng, WindowDraft(
+            candidate_id=draft.candidate_id, form=draft.form, theme=draft.theme, score=scores[0],
+            reference_score=base_score, exclude=_exclusions(fb, forms, draft, state.ranking_ids)))
+        return state, (*events, *evs)
     submitted = scores[0] > base_score + 1e-12
     events.append(DraftsRanked(
         round=state.round, strategy=Strategy.I2, reference_id=base, reference_score=base_score,
@@ -184,11 +193,8 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
         return state, (*events, RefinementAdvanced(
             round=state.round, intermediate_id=state.current_id, steps=0, advanced=True))
     s_out = evaluated.screening
-    advanced = False
-    if s_out is not None:
-        band = max(env.config.i2_advance_band, 1.5 * s_out.threshold)
-        floor = -band if ref.base_gain is None else max(-band, ref.base_gain)
-        advanced = s_out.stats.gain >= floor - 1e-12
+    advanced = s_out is not None and ranked.advances(
+        s_out.stats.gain, s_out.threshold, env.config.i2_advance_band)
     if advanced:
         gain = s_out.stats.gain if s_out else None
         state = state.evolve(refinement=ranked.advanced(draft.candidate_id, gain, scores[0]))

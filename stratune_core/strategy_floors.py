@@ -2,7 +2,8 @@
 
 A run whose selector never tried I2 is made to try it once 35% of the budget is spent, and I3
 likewise at 50%. It keeps a selector that always answers I1 (a weak optimizer LLM does) from
-leaving two of the three strategies untested. Off in the `paper` profile. Only the LLM selector
+leaving two of the three strategies untested, as long as the affordability guards offer the
+strategy (`affordability.py`). Off in the `paper` profile. Only the LLM selector
 applies the floors (`selectors/adaptive.py`): an ablation selector is what is being studied.
 """
 
@@ -19,11 +20,11 @@ if TYPE_CHECKING:
 def floor_strategy(context: SelectorContext) -> Strategy | None:
     """The strategy this round must use under the floors, or None when the selector is free."""
     config, budget = context.config, context.budget
-    if not config.strategy_floors or context.round == 0 or budget.limit == 0:
+    if not config.strategy_floors or context.round == context.first_round or budget.limit == 0:
         return None
     spent = budget.spent / budget.limit
     tried = {choice.strategy for choice in context.history.choices}
     for strategy, at in ((Strategy.I2, config.floor_i2_frac), (Strategy.I3, config.floor_i3_frac)):
-        if strategy not in tried and spent >= at:
+        if strategy not in tried and spent >= at and strategy in context.offered:
             return strategy
     return None

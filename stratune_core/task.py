@@ -33,3 +33,24 @@ class Task(Protocol):
     def describe(self, sample: Sample) -> str: ...
 
     def expected(self, sample: Sample) -> str: ...
+
+
+# Optional capabilities: a task offers them by having the method. The released profile's
+# feedback blocks use them where a task has them (`feedback_extras.py`) and skip them elsewhere.
+
+
+@runtime_checkable
+class StepTrajectories(Protocol):
+    """Samples solved in several steps (Mind2Web): `trajectory` renders a run of the skill on
+    `sample`, from its execution's `output`, as the gold steps marked + (the target got the
+    step right) or - ; None when the output says nothing about the steps."""
+
+    def trajectory(self, sample: Sample, output: str) -> str | None: ...
+
+
+@runtime_checkable
+class AnswerOptions(Protocol):
+    """Samples that offer answer options (LiveMath's choices): `answer_options` lists each
+    option's text and whether it is the correct one."""
+
+    def answer_options(self, sample: Sample) -> tuple[tuple[str, bool], ...]: ...

@@ -1,4 +1,5 @@
-"""Issue 11, defect 3: every optimizer reply stored in the caches of `traces/`, re-parsed with
+"""Issue 11, defect 3: every optimizer reply stored in the caches of `traces/` (and in the corpus
+of an earlier, replaced demo trace, `tests/data/optimizer_replies_demo_v1.jsonl`), re-parsed with
 the old and the new reading of single-form candidates.
 
 Old: the <form> label decides, and a label other than the one requested form is an invalid
@@ -55,29 +56,38 @@ def _text(content: object) -> str:
     return "".join(b.get("text", "") for b in content if isinstance(b, dict))  # type: ignore[union-attr]
 
 
-def _replies(trace: Path, copy: Path) -> Iterator[Reply]:
-    # a copy: opening a diskcache store writes to it, and a recorded trace is never modified
-    shutil.copytree(trace / "cache", copy)
+def _documents(source: Path, copy: Path) -> Iterator[tuple[str, dict, str]]:
+    """(key, request document, reply text) of every stored call of a trace or a corpus file."""
+    if source.suffix == ".jsonl":
+        for line in source.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            yield row["key"], row["request"], row["reply"]
+        return
+    shutil.copytree(source / "cache", copy)  # opening a cache writes to it
     store = CacheStore(copy)
     try:
         for key, entry in store.entries():
             assert not isinstance(entry, Exception), entry
-            document = entry.document()
-            prompt = _text(document["messages"][0]["content"])
-            skill = _SKILL.search(prompt)
-            if document["role"] != "optimizer" or skill is None or "Write exactly" not in prompt:
-                continue  # target executions and strategy selections hold no candidates
-            only = _ONLY.search(prompt)
-            forms = (Form(only.group(1)),) if only else tuple(Form(f) for f in _MENU.findall(prompt))
-            offered = prompt.split(_EXAMPLES_HEAD, 1)[1] if _EXAMPLES_HEAD in prompt else ""
-            examples = tuple(OfferedExample(sample_id=m.group(1), line=m.group(0))
-                             for m in _EXAMPLE.finditer(offered.split("\n## ", 1)[0]))
-            count = int(_COUNT.search(prompt).group(1))  # type: ignore[union-attr]
-            yield Reply(trace=trace.name, key=key, forms=forms, count=count,
-                        parent=skill.group(1) + "\n", examples=examples,
-                        candidates=parse_candidates(entry.response.text))
+            yield key, entry.document(), entry.response.text
     finally:
         store.close()
+
+
+def _replies(source: Path, copy: Path) -> Iterator[Reply]:
+    for key, document, reply in _documents(source, copy):
+        prompt = _text(document["messages"][0]["content"])
+        skill = _SKILL.search(prompt)
+        if document["role"] != "optimizer" or skill is None or "Write exactly" not in prompt:
+            continue  # target executions and strategy selections hold no candidates
+        only = _ONLY.search(prompt)
+        forms = (Form(only.group(1)),) if only else tuple(Form(f) for f in _MENU.findall(prompt))
+        offered = prompt.split(_EXAMPLES_HEAD, 1)[1] if _EXAMPLES_HEAD in prompt else ""
+        examples = tuple(OfferedExample(sample_id=m.group(1), line=m.group(0))
+                         for m in _EXAMPLE.finditer(offered.split("\n## ", 1)[0]))
+        count = int(_COUNT.search(prompt).group(1))  # type: ignore[union-attr]
+        yield Reply(trace=source.stem, key=key, forms=forms, count=count,
+                    parent=skill.group(1) + "\n", examples=examples,
+                    candidates=parse_candidates(reply))
 
 
 def _old_form(raw: RawCandidate, forms: tuple[Form, ...]) -> Form | None:
@@ -97,12 +107,15 @@ def _verdicts(reply: Reply, limits: dict[str, int], form_of) -> list[str]:  # no
     return out
 
 
-def _limits(trace: Path) -> dict[str, int]:
-    config = json.loads((trace / "manifest.json").read_text(encoding="utf-8"))["config"]
+def _limits(source: Path) -> dict[str, int]:
+    if source.suffix == ".jsonl":  # the corpus was recorded with the default limits
+        return {"max_edits": 6, "rewrite_factor": 4, "rewrite_slack_chars": 10_000}
+    config = json.loads((source / "manifest.json").read_text(encoding="utf-8"))["config"]
     return {k: config[k] for k in ("max_edits", "rewrite_factor", "rewrite_slack_chars")}
 
 
-TRACE_DIRS = sorted(p for p in TRACES.iterdir() if (p / "cache").is_dir())
+CORPUS = Path(__file__).resolve().parent / "data" / "optimizer_replies_demo_v1.jsonl"
+TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if (p / "cache").is_dir()), CORPUS]
 
 
 @pytest.mark.parametrize("trace", TRACE_DIRS, ids=lambda p: p.name)
@@ -129,9 +142,10 @@ def test_recorded_replies_under_the_old_and_the_new_reading(trace, tmp_path):
           f"invalid before {total - before['ok']} {dict(before - Counter(ok=before['ok']))}, "
           f"after {total - after['ok']} {dict(after - Counter(ok=after['ok']))}; "
           f"mislabelled single-form candidates (before -> after): {Counter(mislabelled)}")
-    if trace.name == "demo":
-        # the known cases: asked for F2, labelled F1 (README "Known problems"); they are no
-        # longer refused for the label but judged by F2's own rule (or fail to parse, as before)
+    if trace == CORPUS:
+        # the known cases of the first demo trace: asked for F2, labelled F1 (copied from the format
+        # example of prompt version 1); they are no longer refused for the label but judged by
+        # F2's own rule (or fail to parse, as before)
         assert len(mislabelled) >= 6
         for was, now in mislabelled:
             if was != Reason.UNPARSEABLE.value:

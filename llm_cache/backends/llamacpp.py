@@ -8,22 +8,30 @@ canonical model id (and thus the cache key) because they give different texts:
 - reset:    `reset()` before every call.
 - snapshot: evaluate the skill prefix once, `save_state()`, and `load_state()` before each call
             (one saved state, rebuilt when the skill changes): faster, equally deterministic.
+
+The reply shares the `n_ctx` window with the prompt. Each call renders the chat exactly as
+llama-cpp-python will (the GGUF's own template and tokenizer), counts its tokens and lowers
+`max_tokens` to what is left (`Response.clamped_max_tokens`); a prompt that leaves no room is a
+`ContextOverflowError` naming the `n_ctx` it needs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
 from llm_cache.backends.base import refuse_blank_text, system_text
+from llm_cache.backends.context import fit_max_tokens, too_long
 from llm_cache.errors import LLMFatalError
 from llm_cache.records import Request, Response, Usage
 from llm_cache.retry import RetryDecision
 from llm_cache.spec import LLAMACPP_MODES, ModelSpec, canonical_gguf
 
 _FINISH = {"stop": "end_turn", "length": "max_tokens"}
+_TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window")
 
 
 class LlamaCppBackend:
@@ -78,21 +86,38 @@ class LlamaCppBackend:
             )
         return self._llm
 
+    def context_tokens(self) -> int:
+        """The window every call must fit in: prompt and reply together."""
+        return self.n_ctx
+
     def complete_sync(self, request: Request) -> Response:
         refuse_blank_text(request, self.name)
         system = system_text(request)
         with self._lock:
             llm = self._model()
             messages = _chat_messages(request)
+            clamped = fit_max_tokens(
+                request, self._prompt_tokens(llm, messages), self.n_ctx,
+                where=f"{self.name} ({request.kind.value})",
+                setting=self._setting(),
+                trained=int(llm._model.n_ctx_train()),
+            )
             if self.mode == "snapshot" and system is not None:
                 llm.load_state(self._prefix_state(llm, system))
             else:
                 llm.reset()
             temperature = 0.0 if request.temperature is None else float(request.temperature)
-            result = llm.create_chat_completion(
-                messages=messages, max_tokens=request.max_tokens, temperature=temperature,
-                stop=list(request.stop) or None, seed=self.seed,
-            )
+            try:
+                result = llm.create_chat_completion(
+                    messages=messages, max_tokens=clamped or request.max_tokens,
+                    temperature=temperature, stop=list(request.stop) or None, seed=self.seed,
+                )
+            except ValueError as exc:  # a chat format the count above only approximates
+                found = _TOO_LONG.search(str(exc))
+                if found is None:
+                    raise
+                raise too_long(f"{self.name} ({request.kind.value})", int(found.group(1)),
+                               self.n_ctx, request, setting=self._setting()) from None
         choice = result["choices"][0]
         usage = result.get("usage") or {}
         return Response(
@@ -101,25 +126,32 @@ class LlamaCppBackend:
             model=self.canonical,
             usage=Usage(input_tokens=int(usage.get("prompt_tokens", 0)),
                         output_tokens=int(usage.get("completion_tokens", 0))),
+            clamped_max_tokens=clamped,
         )
+
+    def _setting(self) -> str:
+        return f"n_ctx in the model spec (?n_ctx=N; now {self.n_ctx})"
+
+    def _prompt_tokens(self, llm: Any, messages: list[dict[str, str]]) -> int:
+        """Tokens of the prompt llama-cpp-python will evaluate for these messages."""
+        if llm.metadata.get("tokenizer.chat_template"):
+            rendered = _formatter(llm, generation_prompt=True)(messages=messages)
+            return len(llm.tokenize(rendered.prompt.encode("utf-8"),
+                                    add_bos=not rendered.added_special, special=True))
+        # No template: llama-cpp-python wraps the texts in its fallback format, whose few
+        # markers per message the margin absorbs.
+        text = "\n".join(m["content"] for m in messages)
+        return len(llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)) \
+            + 4 * len(messages)
 
     def _prefix_state(self, llm: Any, system: str) -> Any:
         if self._snapshot is not None and self._snapshot[0] == system:
             return self._snapshot[1]
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        template = llm.metadata.get("tokenizer.chat_template")
-        if not template:
+        if not llm.metadata.get("tokenizer.chat_template"):
             raise LLMFatalError(
                 f"{self.path} has no chat template; use mode=reset for this model"
             )
-        eos, bos = llm.token_eos(), llm.token_bos()
-        formatter = Jinja2ChatFormatter(
-            template=template,
-            eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
-            bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
-            add_generation_prompt=False,
-        )
+        formatter = _formatter(llm, generation_prompt=False)
         rendered = formatter(messages=[{"role": "system", "content": system}])
         tokens = llm.tokenize(rendered.prompt.encode("utf-8"),
                               add_bos=not rendered.added_special, special=True)
@@ -152,3 +184,16 @@ def _chat_messages(request: Request) -> list[dict[str, str]]:
     messages = [{"role": "system", "content": system}] if system is not None else []
     messages += [{"role": m.role, "content": m.text()} for m in request.messages]
     return messages
+
+
+def _formatter(llm: Any, *, generation_prompt: bool) -> Any:
+    """The GGUF chat template as llama-cpp-python itself renders it for chat completions."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    eos, bos = llm.token_eos(), llm.token_bos()
+    return Jinja2ChatFormatter(
+        template=llm.metadata["tokenizer.chat_template"],
+        eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
+        bos_token=llm._model.token_get_text(bos) if bos != -1 else "",
+        add_generation_prompt=generation_prompt,
+    )

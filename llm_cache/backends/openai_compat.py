@@ -2,21 +2,47 @@
 
 The way to scale target executions out to a GPU cluster: point several specs at the servers.
 Uses `httpx2`, which the anthropic SDK already installs, so no new dependency.
+
+Context: a server that reports its window (vLLM's `max_model_len`) gets requests whose
+`max_tokens` is lowered to what the prompt leaves (counted by the server's `/tokenize`); any
+server's refusal of a request as too long is fitted the same way from the figures it gives, or
+stops the run with one line saying which window the prompt needs.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import threading
 from typing import Any
 
+import attrs
+
 from llm_cache.backends.base import refuse_blank_text, system_text
+from llm_cache.backends.context import (
+    MARGIN,
+    ContextOverflowError,
+    fit_max_tokens,
+    needed_context,
+    too_long,
+)
+from llm_cache.backends.openai_context import (
+    Overflow,
+    count_from_tokenize,
+    parse_overflow,
+    prompt_bound,
+    server_root,
+    window_from_models,
+)
 from llm_cache.records import ImageBlock, Request, Response, TextBlock, Usage
 from llm_cache.retry import RetryDecision
 from llm_cache.spec import ModelSpec
 
 _FINISH = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal",
            "tool_calls": "tool_use"}
+_SETTING = ("the server's context (vLLM --max-model-len, llama-server --ctx-size, "
+            "ollama num_ctx)")
 
 
 class OpenAIStatusError(Exception):
@@ -93,6 +119,10 @@ class OpenAICompatBackend:
         self._timeout = timeout
         self._connect_timeout = min(connect_timeout, timeout)
         self._client: Any = None
+        self._window: int | None = None
+        self._window_asked = False
+        self._window_lock = threading.Lock()
+        self._can_tokenize = True
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, **options: Any) -> OpenAICompatBackend:
@@ -103,6 +133,36 @@ class OpenAICompatBackend:
             options["concurrency"] = int(options["concurrency"])
         return cls(spec.model, **options)
 
+    def context_tokens(self) -> int | None:
+        """The server's context window as `GET /v1/models` reports it (vLLM's max_model_len),
+        asked once; None when the server does not say."""
+        with self._window_lock:
+            if not self._window_asked:
+                self._window = self._ask_window()
+            return self._window
+
+    def _ask_window(self) -> int | None:
+        import httpx2
+
+        try:
+            reply = httpx2.get(f"{server_root(self.base_url)}/v1/models", headers=self._headers(),
+                               timeout=httpx2.Timeout(30.0, connect=self._connect_timeout))
+        except httpx2.TransportError:
+            return None  # unreachable now: the call itself will fail and be retried; ask again
+        self._window_asked = True
+        if reply.status_code != 200:
+            return None
+        try:
+            return window_from_models(reply.json(), self.model)
+        except ValueError:
+            return None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json"}
+        if self._api_key:
+            headers["authorization"] = f"Bearer {self._api_key}"
+        return headers
+
     async def acomplete(self, request: Request) -> Response:
         import httpx2
 
@@ -110,17 +170,74 @@ class OpenAICompatBackend:
         if self._client is None:
             self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(self._timeout, connect=self._connect_timeout))
-        headers = {"content-type": "application/json"}
-        if self._api_key:
-            headers["authorization"] = f"Bearer {self._api_key}"
-        reply = await self._client.post(
-            self._url, json=build_body(request, send_model=self.model), headers=headers
-        )
+        body = build_body(request, send_model=self.model)
+        where = f"{self.name} ({request.kind.value})"
+        clamped = await self._fit(request, body, where)
+        reply = await self._client.post(self._url, json=body, headers=self._headers())
+        if reply.status_code != 200 and (overflow := parse_overflow(reply.text)) is not None:
+            # Fit once from the figures the refusal gives; a second refusal is final.
+            clamped = self._refit(request, overflow, clamped, where)
+            body["max_tokens"] = clamped
+            reply = await self._client.post(self._url, json=body, headers=self._headers())
+            if reply.status_code != 200 and (again := parse_overflow(reply.text)) is not None:
+                raise self._advice(again, where, request)
         if reply.status_code != 200:
             after = reply.headers.get("retry-after")
             raise OpenAIStatusError(reply.status_code, reply.text,
                                     float(after) if after and after.isdigit() else None)
-        return parse_completion(json.loads(reply.content))
+        response = parse_completion(json.loads(reply.content))
+        return attrs.evolve(response, clamped_max_tokens=clamped) if clamped else response
+
+    async def _fit(self, request: Request, body: dict[str, Any], where: str) -> int | None:
+        """Lower body's max_tokens to what the window leaves; the lowered value, or None."""
+        window = await asyncio.to_thread(self.context_tokens)
+        if window is None or request.max_tokens + prompt_bound(body) + MARGIN <= window:
+            return None  # cannot overflow: no need to count
+        prompt = await self._count(body)
+        if prompt is None:
+            return None
+        clamped = fit_max_tokens(request, prompt, window, where=where, setting=_SETTING)
+        if clamped is not None:
+            body["max_tokens"] = clamped
+        return clamped
+
+    async def _count(self, body: dict[str, Any]) -> int | None:
+        """The prompt's tokens by the server's own tokenizer (vLLM `POST /tokenize`)."""
+        if not self._can_tokenize:
+            return None
+        reply = await self._client.post(
+            f"{server_root(self.base_url)}/tokenize", headers=self._headers(),
+            json={"model": self.model, "messages": body["messages"],
+                  "add_generation_prompt": True})
+        if reply.status_code in (404, 405, 501):
+            self._can_tokenize = False  # not vLLM: rely on the refusal's own figures
+        if reply.status_code != 200:
+            return None
+        try:
+            return count_from_tokenize(json.loads(reply.content))
+        except ValueError:
+            return None
+
+    def _refit(self, request: Request, overflow: Overflow, clamped: int | None,
+               where: str) -> int:
+        context = overflow.context or self._window
+        if clamped is None and context and overflow.prompt_tokens:
+            fitted = fit_max_tokens(request, overflow.prompt_tokens, context, where=where,
+                                    setting=_SETTING)
+            if fitted is not None:
+                return fitted
+        raise self._advice(overflow, where, request)
+
+    def _advice(self, overflow: Overflow, where: str, request: Request) -> ContextOverflowError:
+        context = overflow.context or self._window
+        if context and overflow.prompt_tokens \
+                and needed_context(overflow.prompt_tokens, request) > context:
+            return too_long(where, overflow.prompt_tokens, context, request, setting=_SETTING)
+        said = overflow.message if len(overflow.message) <= 160 else overflow.message[:157] + "..."
+        return ContextOverflowError(
+            f"{where}: the server refuses the request as longer than its context ({said}); "
+            f"raise {_SETTING} or shorten the prompt",
+            prompt_tokens=overflow.prompt_tokens, context=context)
 
     def classify(self, exc: BaseException) -> RetryDecision:
         import httpx2

@@ -79,6 +79,10 @@ class CostTable:
             notes.append("test eval.: the test-split scores, outside the budget")
         if not total["priced"]:
             notes.append("unpriced: no price for the model, counted as 0")
+        if clamped := [f"{r.get('kind')} {int(r['clamped_calls']):,} of "
+                       f"{int(r.get('calls', 0)):,} calls (down to {int(r.get('clamped_min', 0)):,})"
+                       for r in rows if r.get("clamped_calls")]:
+            notes.append("max_tokens lowered to fit the model's context: " + "; ".join(clamped))
         self.caption = " · ".join(notes)
 
     def layout(self, max_width: int) -> tuple[tuple[str, ...], int]:

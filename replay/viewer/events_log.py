@@ -35,6 +35,15 @@ from stratune_core.events import (
     SmokeFailed,
     StageResult,
 )
+from stratune_core.events_released import (
+    FeedbackExtended,
+    FixesAnnotated,
+    RefinementKept,
+    ResidualsPooled,
+    StrategiesNarrowed,
+    WarmupRound,
+    WindowSubmitted,
+)
 
 
 def outcome_summary(outcome: Outcome) -> str:
@@ -221,3 +230,58 @@ def _(e: SalvageAttempted) -> Text:
 def _(e: RunFinished) -> Text:
     return Text(f"run finished ({e.reason.value}) after {e.rounds} rounds: final skill "
                 f"{short_id(e.final_id)}, spent {e.spent}/{e.budget}", style="bold")
+
+
+# The released profile's round mechanisms (stratune_core/events_released.py).
+
+
+@event_line.register
+def _(e: WarmupRound) -> Text:
+    then = "generation starts next round" if e.done else "warm-up goes on"
+    return Text(f"warm-up: {e.solved_known} solved samples known of {e.needed} wanted; {then}",
+                style="dim")
+
+
+@event_line.register
+def _(e: ResidualsPooled) -> Text:
+    return Text(f"residual pooling: {len(e.sample_ids)} known failures added to the batch's "
+                f"{e.batch_failures}", style="dim")
+
+
+@event_line.register
+def _(e: FeedbackExtended) -> Text:
+    shown = [f"{len(e.contrast)} contrast"] if e.contrast else []
+    if e.longitudinal:
+        shown.append("since s0 +{} -{} ({} failing)".format(*e.longitudinal))
+    shown += [f"{len(e.trajectories)} trajectories"] if e.trajectories else []
+    shown += [f"{len(e.gold_pairs)} gold pairs"] if e.gold_pairs else []
+    shown += [f"{e.stats} stats"] if e.stats else []
+    return Text(f"feedback blocks: {', '.join(shown)}", style="dim")
+
+
+@event_line.register
+def _(e: StrategiesNarrowed) -> Text:
+    offered = ", ".join(s.value for s in e.offered)
+    dropped = ", ".join(s.value for s in e.dropped)
+    return Text(f"menu narrowed to {offered} ({dropped} unaffordable with {e.remaining} left)",
+                style="yellow")
+
+
+@event_line.register
+def _(e: FixesAnnotated) -> Text:
+    return Text(f"verified fixes: {len(e.verified)} verified, {len(e.unverified)} unverified",
+                style="dim")
+
+
+@event_line.register
+def _(e: WindowSubmitted) -> Text:
+    which = "flushed" if e.flush else "full"
+    submitted = ", ".join(short_id(c) for c in e.submitted) or "none"
+    return Text(f"I2 window {which} ({len(e.candidate_ids)} drafts): submitted {submitted}")
+
+
+@event_line.register
+def _(e: RefinementKept) -> Text:
+    return Text(f"refinement kept: intermediate {short_id(e.intermediate_id)}, {e.steps} "
+                f"step(s), after {short_id(e.accepted_id)} replaced the current skill",
+                style="dim")

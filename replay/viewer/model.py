@@ -170,6 +170,24 @@ def build_view(events: Iterable[Event]) -> RunView:
             rounds[-1][1].append(e)
         else:
             tail.append(e)
-    return RunView(started=started, skills=skills, parents=parents,
-                   rounds=tuple(_fold_round(s, evs) for s, evs in rounds), final=final,
-                   final_events=tail, finished=finished)
+    folded = _settle_late([_fold_round(s, evs) for s, evs in rounds], [
+        e for _, evs in rounds for e in evs] + tail)
+    return RunView(started=started, skills=skills, parents=parents, rounds=tuple(folded),
+                   final=final, final_events=tail, finished=finished)
+
+
+def _settle_late(rounds: list[RoundView], events: list[Event]) -> list[RoundView]:
+    """A draft evaluated in a later round than it was written (the released profile's I2
+    window) takes its stage results and verdict from there."""
+    pending = {c.candidate_id for r in rounds for c in r.candidates if c.verdict is None}
+    late: dict[str, dict[str, object]] = {}
+    for e in events:
+        if isinstance(e, StageResult) and e.candidate_id in pending:
+            key = "screening" if e.outcome.stage is Stage.SCREENING else "validation"
+            late.setdefault(e.candidate_id, {})[key] = e.outcome
+        elif isinstance(e, CandidateDecided) and e.candidate_id in pending:
+            late.setdefault(e.candidate_id, {}).update(verdict=e.verdict, reasons=e.reasons)
+    if not late:
+        return rounds
+    return [evolve(r, candidates=tuple(evolve(c, **late.get(c.candidate_id, {}))  # type: ignore[arg-type]
+                                       for c in r.candidates)) for r in rounds]

@@ -35,6 +35,8 @@ class SelectorContext:
     budget: Budget
     config: Config
     rng: np.random.Generator
+    first_round: int = 0  # the round the first-round rule applies to (after a warm-up)
+    offered: tuple[Strategy, ...] = tuple(Strategy)  # the affordability guards' menu
 
 
 class Selector:

@@ -113,6 +113,12 @@ class LiveMathTask(SingleTurnTask):
         text = item.correct_text or _choice_text(item, item.correct_label)
         return head(f"ANSWER: {item.correct_label} ({text})", 300)
 
+    def answer_options(self, sample: Sample) -> tuple[tuple[str, bool], ...]:
+        """The choices and which is correct (`task.AnswerOptions`: the released profile's
+        answer statistics, e.g. how often "a stronger result can be proven" is right)."""
+        item: LiveMathItem = sample.payload
+        return tuple((text, label == item.correct_label) for label, text in item.choices)
+
 
 def _choice_text(item: LiveMathItem, label: str) -> str:
     return next((text for lab, text in item.choices if lab == label), "")

@@ -31,6 +31,8 @@ _ACTION = re.compile(
 )
 _ACTION_LINE = re.compile(r"ACTION\s*:(.*)$", re.IGNORECASE | re.MULTILINE)
 _BACKTICK = re.compile(r"`([^`]+)`")
+_SAID = re.compile(r"(?:^|; )(\d+): (?:CLICK|TYPE|SELECT) \[([^\]]*)\]")  # Score.output's steps
+TRAJECTORY_STEPS = 10
 
 
 @frozen(kw_only=True)
@@ -146,6 +148,21 @@ class Mind2WebTask(BenchmarkTask):
     def expected(self, sample: Sample) -> str:
         item: Mind2WebItem = sample.payload
         return head("\n".join(f"{n}. {a}" for n, a in enumerate(item.action_reprs, 1)), 400)
+
+    def trajectory(self, sample: Sample, output: str) -> str | None:
+        """The released profile's trajectories block (`task.StepTrajectories`): the task and its
+        first steps' gold actions, each + when the predicted element (read back from the
+        execution's `output`, "n: CLICK [id]; ...") is a gold one, else -."""
+        item: Mind2WebItem = sample.payload
+        said = {int(n): element for n, element in _SAID.findall(output)}
+        marks = []
+        for n, step in enumerate(item.steps[:TRAJECTORY_STEPS], start=1):
+            ok = step.scoreable and said.get(n) in step.gold_ids
+            marks.append(f"{'+' if ok else '-'}{head(_gold_text(item, step), 70)}")
+        if not marks:
+            return None
+        return (f"[{item.website}/{item.domain}] {head(item.task, 110)}\n    "
+                + " | ".join(marks))
 
 
 def _render(action: Action) -> str:

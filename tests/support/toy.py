@@ -51,6 +51,8 @@ TRANSFORMS = {
     "D": lambda w: w + w,
     "S": lambda w: "".join(sorted(w)),
 }
+OPTION_NAMES = {"U": "uppercase", "R": "reversed", "D": "written twice", "S": "letters sorted",
+                "P": "unchanged", "X": "with an exclamation mark"}
 LUCKY_RULE = "When the word is marked [P], double-check the spelling."
 # Helps its marker, breaks a few [P] words: on a continuous task a small net gain below the
 # screening threshold with balanced wins and losses, i.e. a candidate saved for final selection.
@@ -119,6 +121,20 @@ class ToyTask:
 
     def expected(self, sample: Sample) -> str:
         return expected_answer(sample.payload["word"], sample.payload["marker"])
+
+    # The optional capabilities the released profile's feedback blocks use (stratune_core/task.py).
+
+    def trajectory(self, sample: Sample, output: str) -> str:
+        """Two steps: read the marker, then answer; + where the output shows the step done."""
+        word, marker = sample.payload["word"], sample.payload["marker"]
+        want = expected_answer(word, marker)
+        answered = "+" if f"<answer>{want}</answer>" in output else "-"
+        return f"Word: {word} [{marker}]\n    +read the marker [{marker}] | {answered}answer {want}"
+
+    def answer_options(self, sample: Sample) -> tuple[tuple[str, bool], ...]:
+        """Every sample offers the same six transformations; its marker's is the right one."""
+        marker = sample.payload["marker"]
+        return tuple((name, marker == mk) for mk, name in OPTION_NAMES.items())
 
 
 def toy_target(request: Request) -> Response:

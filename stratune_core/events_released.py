@@ -1,0 +1,94 @@
+"""Events of the released code's round mechanisms (docs/design.md, "Profiles"): warm-up,
+residual pooling, the further feedback blocks, the affordability guards, verified fixes, the I2
+window and the refinement kept on acceptance. Part of the `events.Event` union; the paper profile
+never emits them."""
+
+from __future__ import annotations
+
+from attrs import field, frozen
+
+from stratune_core.enums import Strategy
+
+
+@frozen(kw_only=True)
+class WarmupRound:
+    """Released code: a round that only ran s_0 on its batch, to learn solved samples for the
+    screening sets; generation starts once `needed` are known or the warm-up's batches ran out
+    (`done`)."""
+
+    round: int
+    skill_id: str
+    solved_known: int
+    needed: int
+    done: bool
+
+
+@frozen(kw_only=True)
+class ResidualsPooled:
+    """Released code: the batch had few failures, so known failures of the skill on earlier
+    batches were added to E_t (read from the ledger: they cost nothing)."""
+
+    round: int
+    skill_id: str
+    batch_failures: int
+    sample_ids: tuple[str, ...] = field(converter=tuple)
+
+
+@frozen(kw_only=True)
+class FeedbackExtended:
+    """Released code: the further blocks of E_t built this round (`feedback_extras.py`):
+    contrast samples, the longitudinal counts (improved, regressed, persistent; empty when not
+    shown), solved trajectories, gold pairs shown whatever the form, answer-statistics rows."""
+
+    round: int
+    skill_id: str
+    contrast: tuple[str, ...] = field(default=(), converter=tuple)
+    longitudinal: tuple[int, ...] = field(default=(), converter=tuple)
+    trajectories: tuple[str, ...] = field(default=(), converter=tuple)
+    gold_pairs: tuple[str, ...] = field(default=(), converter=tuple)
+    stats: int = 0
+
+
+@frozen(kw_only=True)
+class StrategiesNarrowed:
+    """Released code's affordability guards: strategies left off the optimizer's menu because
+    B - spent (`remaining`) is below the guard's multiple of what their rounds rank."""
+
+    round: int
+    offered: tuple[Strategy, ...] = field(converter=tuple)
+    dropped: tuple[Strategy, ...] = field(converter=tuple)
+    remaining: int
+
+
+@frozen(kw_only=True)
+class FixesAnnotated:
+    """Released code's verified fixes: failures shown with the optimizer's blind solve, which
+    the task's scorer accepted (`verified`) or not (`unverified`)."""
+
+    round: int
+    skill_id: str
+    verified: tuple[str, ...] = field(default=(), converter=tuple)
+    unverified: tuple[str, ...] = field(default=(), converter=tuple)
+
+
+@frozen(kw_only=True)
+class WindowSubmitted:
+    """Released code's I2 window: the pending drafts (ranking scores against the intermediate
+    skill's), and those sent to candidate evaluation; `flush` at the end of the run."""
+
+    round: int
+    candidate_ids: tuple[str, ...] = field(converter=tuple)
+    scores: tuple[float, ...] = field(converter=tuple)
+    reference_scores: tuple[float, ...] = field(converter=tuple)
+    submitted: tuple[str, ...] = field(converter=tuple)
+    flush: bool = False
+
+
+@frozen(kw_only=True)
+class RefinementKept:
+    """Released code: an I1/I3 candidate replaced s_t and I2 keeps its intermediate skill."""
+
+    round: int
+    accepted_id: str
+    intermediate_id: str
+    steps: int
