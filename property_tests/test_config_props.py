@@ -143,6 +143,7 @@ RANGES: dict[str, Any] = {
     "verified_fixes": Flag(),
     "verified_fixes_k": Int(1),
     "keep_refinement_on_accept": Flag(),
+    "i2_without_failures": Flag(),
     "selector": Spelled(tuple(str(s) for cls in SELECTORS for s in cls.examples())),
     "forms": Spelled(("all", "F4")),
     "operator": Spelled(tuple(f"{s}{i}+F{f}" for s in "I" for i in (1, 2, 3) for f in (1, 2, 3, 4))),

@@ -183,6 +183,9 @@ class Config:
     verified_fixes: bool = _flag(False)
     verified_fixes_k: int = _int(8, 1)
     keep_refinement_on_accept: bool = _flag(False)  # an I1/I3 acceptance keeps s~
+    # a batch without failures (after pooling) runs I2 when a refinement is under way, instead
+    # of skipping the round (released code: I2 critiques its batch whatever the scores)
+    i2_without_failures: bool = _flag(False)
 
     # --- ablations (paper §4.1; docs/design.md, "Ablations") ----------------------------------
     selector: Selector = field(default=LLMSelector(), converter=naming("selector", to_selector))
@@ -293,6 +296,7 @@ def released() -> Config:
         i2_window=True,
         verified_fixes=True,
         keep_refinement_on_accept=True,
+        i2_without_failures=True,
     )
 
 

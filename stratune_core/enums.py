@@ -97,6 +97,7 @@ class ChoiceRule(enum.StrEnum):
     OPERATOR = "operator"  # a fixed operator (strategy + form) from the config
     NOT_RECORDED = "not-recorded"  # replay: the recorded run chose nothing in this round
     AFFORDABILITY = "affordability-guard"  # the released code's guards left only I1 on the menu
+    NO_FAILURES = "no-failures-i2"  # released: a batch without failures continues a refinement
 
 
 class Purpose(enum.StrEnum):

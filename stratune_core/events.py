@@ -12,7 +12,6 @@ from stratune_core.enums import (
     Form,
     Purpose,
     Reason,
-    SeatRule,
     SkipReason,
     Stage,
     StopReason,
@@ -21,10 +20,17 @@ from stratune_core.enums import (
 )
 from stratune_core.evaluation import Outcome
 from stratune_core.events_released import (
+    CandidateBranched,
+    EarlyStopWaived,
     FeedbackExtended,
     FixesAnnotated,
+    FutilityStopped,
+    ProbationOpened,
     RefinementKept,
     ResidualsPooled,
+    SalvageAttempted,
+    SeatRefused,
+    SmokeFailed,
     StrategiesNarrowed,
     WarmupRound,
     WindowSubmitted,
@@ -208,79 +214,6 @@ class FinalComparison:
     replaced: bool
 
 
-# --- the released profile's evaluation mechanisms (docs/design.md, "Released profile") ----
-
-
-@frozen(kw_only=True)
-class SmokeFailed:
-    """The smoke check: the candidate alone, on solved samples of Q_s, broke at least
-    `screen_smoke_broken` of them and kept none; the rest of screening was not run."""
-
-    round: int
-    candidate_id: str
-    sample_ids: tuple[str, ...] = field(converter=tuple)
-    broken: int
-    kept: int
-
-
-@frozen(kw_only=True)
-class FutilityStopped:
-    """The first stage of screening or validation already showed a loss; the rest of the
-    stage was not run and the candidate is rejected."""
-
-    round: int
-    candidate_id: str
-    stage: Stage
-    sample_ids: tuple[str, ...] = field(converter=tuple)
-    gain: float
-    wins: int
-    losses: int
-
-
-@frozen(kw_only=True)
-class ProbationOpened:
-    """Screening was inconclusive (`changes` wins + losses): the candidate is screened again on
-    a second, disjoint set (`sample_ids`) and decided on both sets together."""
-
-    round: int
-    candidate_id: str
-    changes: int
-    sample_ids: tuple[str, ...] = field(converter=tuple)
-
-
-@frozen(kw_only=True)
-class CandidateBranched:
-    """The branch rule: many wins and many losses, each spread over two or more strata; the
-    candidate is saved for final skill selection without being accepted."""
-
-    round: int
-    candidate_id: str
-    wins: int
-    losses: int
-    win_strata: int
-    loss_strata: int
-
-
-@frozen(kw_only=True)
-class SeatRefused:
-    """A saved candidate that does not reach final skill selection (`rule` says why)."""
-
-    candidate_id: str
-    rule: SeatRule = field(converter=SeatRule)
-    common: int  # samples run by both it and the current skill
-
-
-@frozen(kw_only=True)
-class SalvageAttempted:
-    """Donor salvage: the optimizer merged into s_t what made `donor_id` solve the `rescues`
-    that s_t fails; `candidate_id` is the merged candidate (None: no usable one)."""
-
-    round: int
-    donor_id: str
-    rescues: tuple[str, ...] = field(converter=tuple)
-    candidate_id: str | None = None
-
-
 @frozen(kw_only=True)
 class RunFinished:
     final_id: str
@@ -321,6 +254,7 @@ Event = (
     | ProbationOpened
     | CandidateBranched
     | SeatRefused
+    | EarlyStopWaived
     | SalvageAttempted
     | RunFinished
 )

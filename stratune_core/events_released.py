@@ -1,13 +1,15 @@
-"""Events of the released code's round mechanisms (docs/design.md, "Profiles"): warm-up,
+"""Events of the released code's mechanisms (docs/design.md, "Profiles"). The round's: warm-up,
 residual pooling, the further feedback blocks, the affordability guards, verified fixes, the I2
-window and the refinement kept on acceptance. Part of the `events.Event` union; the paper profile
-never emits them."""
+window and the refinement kept on acceptance. The evaluation's: the smoke check, the futility
+stops, probation, the branch rule, early stopping waived for I2, final-selection seats and
+donor salvage. Part of the
+`events.Event` union; the paper profile never emits them."""
 
 from __future__ import annotations
 
 from attrs import field, frozen
 
-from stratune_core.enums import Strategy
+from stratune_core.enums import SeatRule, Stage, Strategy
 
 
 @frozen(kw_only=True)
@@ -92,3 +94,86 @@ class RefinementKept:
     accepted_id: str
     intermediate_id: str
     steps: int
+
+
+# --- the released profile's evaluation mechanisms (docs/design.md, "Released profile") ----
+
+
+@frozen(kw_only=True)
+class SmokeFailed:
+    """The smoke check: the candidate alone, on solved samples of Q_s, broke at least
+    `screen_smoke_broken` of them and kept none; the rest of screening was not run."""
+
+    round: int
+    candidate_id: str
+    sample_ids: tuple[str, ...] = field(converter=tuple)
+    broken: int
+    kept: int
+
+
+@frozen(kw_only=True)
+class FutilityStopped:
+    """The first stage of screening or validation already showed a loss; the rest of the
+    stage was not run and the candidate is rejected."""
+
+    round: int
+    candidate_id: str
+    stage: Stage
+    sample_ids: tuple[str, ...] = field(converter=tuple)
+    gain: float
+    wins: int
+    losses: int
+
+
+@frozen(kw_only=True)
+class ProbationOpened:
+    """Screening was inconclusive (`changes` wins + losses): the candidate is screened again on
+    a second, disjoint set (`sample_ids`) and decided on both sets together."""
+
+    round: int
+    candidate_id: str
+    changes: int
+    sample_ids: tuple[str, ...] = field(converter=tuple)
+
+
+@frozen(kw_only=True)
+class CandidateBranched:
+    """The branch rule: many wins and many losses, each spread over two or more strata; the
+    candidate is saved for final skill selection without being accepted."""
+
+    round: int
+    candidate_id: str
+    wins: int
+    losses: int
+    win_strata: int
+    loss_strata: int
+
+
+@frozen(kw_only=True)
+class EarlyStopWaived:
+    """Early stopping: epoch `epoch` - 1 accepted nothing, but I2 submitted a draft in it (in
+    round `i2_round`), so the run goes on (released code)."""
+
+    round: int
+    epoch: int
+    i2_round: int
+
+
+@frozen(kw_only=True)
+class SeatRefused:
+    """A saved candidate that does not reach final skill selection (`rule` says why)."""
+
+    candidate_id: str
+    rule: SeatRule = field(converter=SeatRule)
+    common: int  # samples run by both it and the current skill
+
+
+@frozen(kw_only=True)
+class SalvageAttempted:
+    """Donor salvage: the optimizer merged into s_t what made `donor_id` solve the `rescues`
+    that s_t fails; `candidate_id` is the merged candidate (None: no usable one)."""
+
+    round: int
+    donor_id: str
+    rescues: tuple[str, ...] = field(converter=tuple)
+    candidate_id: str | None = None

@@ -7,8 +7,9 @@ optimizer LLM. These rules complete or override the selectors, each in one place
   warm-up, the first round that writes candidates);
 - when something other than the optimizer picked I2 or I3, the optimizer still picks the form,
   as in the paper's ablations (`_with_form`).
-The strategy floors (`selectors/adaptive.py`) and the affordability guards, which narrow the
-menu (`affordability.py`), are rules of the LLM selector alone (released code).
+The strategy floors (`selectors/adaptive.py`), the affordability guards, which narrow the
+menu (`affordability.py`), and I2 on a batch without failures (`choose_without_failures`) are
+rules of the LLM selector alone (released code).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 
 from llm_cache.records import CallKind
 from stratune_core.affordability import offered_strategies
+from stratune_core.config import Config
 from stratune_core.context import Env
 from stratune_core.enums import ChoiceRule, Form, SkipReason, Strategy
 from stratune_core.errors import CoreInvariantError
@@ -94,6 +96,22 @@ def choose_operator(state: State, env: Env, rng: np.random.Generator) -> Chosen:
     memory = config.selector.remember(state.selector_memory, choice.strategy)
     state, events, chosen = _record(state.evolve(selector_memory=memory), choice, detail)
     return state, (*narrowed, *events), chosen
+
+
+def refines_without_failures(state: State, config: Config) -> bool:
+    """Released code (notes §2.2): a batch that shows no failure, even after pooling, still
+    runs I2 when a refinement is under way and I2 is affordable. Otherwise (and in the paper)
+    the round is skipped."""
+    return (config.i2_without_failures and config.operator is None
+            and isinstance(config.selector, LLMSelector) and state.refinement.steps > 0
+            and Strategy.I2 in offered_strategies(state, config))
+
+
+def choose_without_failures(state: State, env: Env) -> Chosen:
+    """I2 (`refines_without_failures`); the optimizer picks its form."""
+    forms = available_forms(env.config.forms, state.feedback)
+    pick = Pick(strategy=Strategy.I2, source=ChoiceRule.NO_FAILURES)
+    return _record(state, *_with_form(state, env, pick, forms))
 
 
 def _fixed(state: State, operator: Operator, forms: tuple[Form, ...]) -> Chosen:

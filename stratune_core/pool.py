@@ -11,7 +11,8 @@ among those both ran) + (the candidate's mean score on them), and the rest are d
 from __future__ import annotations
 
 from stratune_core.enums import SeatRule
-from stratune_core.events import CandidatePruned, SeatRefused
+from stratune_core.events import CandidatePruned
+from stratune_core.events_released import SeatRefused
 from stratune_core.state import State
 
 

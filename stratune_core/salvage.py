@@ -19,7 +19,8 @@ from stratune_core.candidate_eval import Submission, evaluate_candidate
 from stratune_core.candidates import prepare_candidate
 from stratune_core.context import Env
 from stratune_core.enums import Form, Strategy
-from stratune_core.events import Event, SalvageAttempted
+from stratune_core.events import Event
+from stratune_core.events_released import SalvageAttempted
 from stratune_core.feedback import build_feedback
 from stratune_core.generation import generate, generation_budget
 from stratune_core.history import HistoryEntry

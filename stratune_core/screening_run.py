@@ -14,7 +14,8 @@ from stratune_core.enums import Reason, Stage, Verdict
 from stratune_core.evaluation import Outcome
 from stratune_core.evaluation.branch import Branch, branch_rule
 from stratune_core.evaluation.probation import Call, ready, screening_call
-from stratune_core.events import CandidateBranched, Event, ProbationOpened
+from stratune_core.events import Event
+from stratune_core.events_released import CandidateBranched, ProbationOpened
 from stratune_core.sets import screening_set
 from stratune_core.stages import run_stage, stage_result
 from stratune_core.state import State

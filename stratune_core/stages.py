@@ -23,13 +23,8 @@ from stratune_core.evaluation.futility import (
     stage_one_size,
     validation_futile,
 )
-from stratune_core.events import (
-    CandidateUnaffordable,
-    Event,
-    FutilityStopped,
-    SmokeFailed,
-    StageResult,
-)
+from stratune_core.events import CandidateUnaffordable, Event, StageResult
+from stratune_core.events_released import FutilityStopped, SmokeFailed
 from stratune_core.execute import execute_groups
 from stratune_core.state import State
 

@@ -15,11 +15,16 @@ from stratune_core.context import Env
 from stratune_core.enums import Purpose, SkipReason, StopReason
 from stratune_core.errors import CoreInvariantError
 from stratune_core.events import BatchExecuted, Event, RoundSkipped, RoundStarted
+from stratune_core.events_released import EarlyStopWaived
 from stratune_core.execute import execute_groups
 from stratune_core.feedback import build_feedback
 from stratune_core.feedback_extras import extend_feedback
 from stratune_core.llm import LLM
-from stratune_core.operator_choice import choose_operator
+from stratune_core.operator_choice import (
+    choose_operator,
+    choose_without_failures,
+    refines_without_failures,
+)
 from stratune_core.residuals import pool_residuals
 from stratune_core.state import State
 from stratune_core.strategies import RUNNERS
@@ -55,19 +60,28 @@ def stop_reason(state: State, env: Env) -> StopReason | None:
         return StopReason.MAX_ROUNDS
     if cfg.max_epochs is not None and epoch >= cfg.max_epochs:
         return StopReason.MAX_EPOCHS
-    if cfg.early_stopping and index == 0 and epoch >= 2:
-        accepted = state.accepted_per_epoch
-        idle = epoch - 1 >= len(accepted) or accepted[epoch - 1] == 0
-        # released: I2 still submitting drafts in the previous epoch keeps the run going
-        last_i2 = state.last_i2_submission
-        refining = cfg.early_stop_i2 and last_i2 is not None and last_i2 >= (epoch - 1) * n_q
-        if idle and not refining:
-            return StopReason.EARLY_STOP
+    if early_stop(state, cfg) == (True, False):
+        return StopReason.EARLY_STOP
     if state.idle_rounds >= n_q:
         return StopReason.NO_PROGRESS
     if not state.budget.fits(next_round_cost(state, env)):
         return StopReason.BUDGET
     return None
+
+
+def early_stop(state: State, cfg: Config) -> tuple[bool, bool]:
+    """(the previous epoch accepted nothing, I2 submitted a draft in it), at the first round of
+    an epoch e >= 2 with early stopping on; (False, False) elsewhere. The released code stops
+    only on (True, False): I2 still submitting keeps the run going (`early_stop_i2`)."""
+    n_q = len(state.batches)
+    epoch, index = divmod(state.round, n_q)
+    if not (cfg.early_stopping and index == 0 and epoch >= 2):
+        return False, False
+    accepted = state.accepted_per_epoch
+    idle = epoch - 1 >= len(accepted) or accepted[epoch - 1] == 0
+    last_i2 = state.last_i2_submission
+    refining = cfg.early_stop_i2 and last_i2 is not None and last_i2 >= (epoch - 1) * n_q
+    return idle, refining
 
 
 def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State, tuple[Event, ...]]:
@@ -84,6 +98,9 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
             spent=state.budget.spent,
         )
     ]
+    if early_stop(state, env.config) == (True, True):
+        events.append(EarlyStopWaived(round=state.round, epoch=epoch,
+                                      i2_round=state.last_i2_submission or 0))
     state, charged, admitted = execute_groups(state, env, [(state.current_id, batch)], purpose=Purpose.FEEDBACK)
     events.extend(charged)
     if not admitted:
@@ -109,17 +126,18 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
         return _close(state, spent_before, events)
     fb, pooled = pool_residuals(state, env, fb)
     events.extend(pooled)
-    if not fb.failures:
+    if not fb.failures and not refines_without_failures(state, cfg):
         events.append(RoundSkipped(round=state.round, reason=SkipReason.NO_FAILURES))
-    else:
-        fb, extended = extend_feedback(state, env, fb)
-        state = state.evolve(feedback=fb)
-        events.extend(extended)
-        state, evs, choice = choose_operator(state, env, rng)
+        return _close(state, spent_before, events)
+    fb, extended = extend_feedback(state, env, fb)
+    state = state.evolve(feedback=fb)
+    events.extend(extended)
+    chosen = choose_operator(state, env, rng) if fb.failures else choose_without_failures(state, env)
+    state, evs, choice = chosen
+    events.extend(evs)
+    if choice is not None:
+        state, evs = RUNNERS[choice.strategy](state, env, rng, choice)
         events.extend(evs)
-        if choice is not None:
-            state, evs = RUNNERS[choice.strategy](state, env, rng, choice)
-            events.extend(evs)
     return _close(state, spent_before, events)
 
 

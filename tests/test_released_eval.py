@@ -27,7 +27,7 @@ from stratune_core.pool import seating
 from stratune_core.screening_run import Candidate, screen_candidate
 from stratune_core.stages import run_stage
 from stratune_core.state import State, initial_state
-from stratune_core.step import stop_reason
+from stratune_core.step import early_stop, round_step, stop_reason
 from tests.support.toy import (
     BAD_RULES,
     EMPHASIS_RULE,
@@ -253,6 +253,11 @@ def test_early_stopping_waits_while_i2_submitted_in_the_previous_epoch(i2_round,
         state = state.evolve(round=32, accepted_per_epoch=(1, 0), last_i2_submission=i2_round)
         expected = None if waits and config.early_stop_i2 else StopReason.EARLY_STOP
         assert stop_reason(state, env) is expected
+        assert early_stop(state, env.config) == (True, expected is None)
+        if expected is None:  # the round that goes on says why
+            _, events = round_step(state, env, np.random.default_rng(0))
+            assert _of(events, ev.EarlyStopWaived) == [
+                ev.EarlyStopWaived(round=32, epoch=2, i2_round=20)]
 
 
 def test_an_i2_submission_is_recorded_for_early_stopping():

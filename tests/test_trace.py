@@ -128,6 +128,7 @@ def sample_events() -> tuple:
         ev.ProbationOpened(round=2, candidate_id=D, changes=4, sample_ids=ids[6:]),
         ev.CandidateBranched(round=2, candidate_id=D, wins=5, losses=4, win_strata=2,
                              loss_strata=3),
+        ev.EarlyStopWaived(round=32, epoch=2, i2_round=20),
         ev.SeatRefused(candidate_id=B, rule="common", common=12),
         ev.SalvageAttempted(round=2, donor_id=D, rescues=ids[:3], candidate_id=None),
         ev.RunFinished(final_id=C, reason=StopReason.BUDGET, rounds=2, spent=50, budget=288),

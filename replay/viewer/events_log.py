@@ -10,7 +10,6 @@ from replay.viewer.style import clip, operator_label, short_id, signed, verdict_
 from stratune_core.evaluation import Outcome
 from stratune_core.events import (
     BatchExecuted,
-    CandidateBranched,
     CandidateDecided,
     CandidateGenerated,
     CandidateInvalid,
@@ -20,26 +19,28 @@ from stratune_core.events import (
     ExecutionsCharged,
     FeedbackPrepared,
     FinalComparison,
-    FutilityStopped,
     OperatorChosen,
-    ProbationOpened,
     RefinementAdvanced,
     RoundSkipped,
     RoundStarted,
     RunFinished,
     RunStarted,
-    SalvageAttempted,
-    SeatRefused,
     SkillAdded,
     SkillReplaced,
-    SmokeFailed,
     StageResult,
 )
 from stratune_core.events_released import (
+    CandidateBranched,
+    EarlyStopWaived,
     FeedbackExtended,
     FixesAnnotated,
+    FutilityStopped,
+    ProbationOpened,
     RefinementKept,
     ResidualsPooled,
+    SalvageAttempted,
+    SeatRefused,
+    SmokeFailed,
     StrategiesNarrowed,
     WarmupRound,
     WindowSubmitted,
@@ -212,6 +213,12 @@ def _(e: ProbationOpened) -> Text:
 def _(e: CandidateBranched) -> Text:
     return Text(f"{short_id(e.candidate_id)} branched: W/L {e.wins}/{e.losses} over "
                 f"{e.win_strata}/{e.loss_strata} strata, saved without acceptance")
+
+
+@event_line.register
+def _(e: EarlyStopWaived) -> Text:
+    return Text(f"epoch {e.epoch - 1} accepted nothing, but I2 submitted in round {e.i2_round}: "
+                "no early stop", style="yellow")
 
 
 @event_line.register
