@@ -34,6 +34,7 @@ def test_released_presets_hold_the_authors_values_and_the_paper_ones_stay():
         lm_paper, lm_released = _config(task, "paper").config, _config(task, "released").config
         assert (lm_paper.screen_solved, lm_paper.screen_random, lm_paper.max_epochs) == (24, 24, None)
         assert (lm_released.screen_solved, lm_released.max_epochs) == (24, 6)
+        assert (lm_paper.warmup_solved, lm_released.warmup_solved) == (0, 24)
         assert lm_paper.feedback_global_stats is False
         assert lm_released.feedback_global_stats is (task is LiveMathOpusTask)
     assert DocVQATask.preset_for("released") == {} == DocVQATask.preset_for("paper")

@@ -77,9 +77,10 @@ class LiveMathTask(SingleTurnTask):
     # paper Table 5: LiveMath screens on 24 solved + 24 random samples (18 + 18 elsewhere)
     PRESET: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {"screen_solved": 24, "screen_random": 24})
-    # the authors' configs/livemath.json: 6 epochs (4 elsewhere)
+    # the authors' configs/livemath.json: 6 epochs (4 elsewhere); the warm-up waits for as many
+    # solved samples as the solved part of a screening set, 24 here (18 elsewhere)
     PROFILE_PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType(
-        {"released": {"max_epochs": 6}})
+        {"released": {"max_epochs": 6, "warmup_solved": 24}})
     max_tokens: int = MAX_TOKENS
 
     def user_text(self, sample: Sample) -> str:
@@ -132,4 +133,4 @@ class LiveMathOpusTask(LiveMathTask):
 
     NAME: ClassVar[str] = "livemath_opus"
     PROFILE_PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType(
-        {"released": {"max_epochs": 6, "feedback_global_stats": True}})
+        {"released": {**LiveMathTask.PROFILE_PRESETS["released"], "feedback_global_stats": True}})
