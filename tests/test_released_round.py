@@ -27,9 +27,9 @@ from stratune_core.residuals import pool_residuals
 from stratune_core.run import run
 from stratune_core.state import initial_state, round_rng
 from stratune_core.warmup import finish_warmup_round, in_warmup
-from tests.support.toy import InProcessLLM, ToyTask
+from tests.support.mechanisms import CLOSING_A
+from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
-# The closing note's run: `--profile released --seed 6 --config tests/support/global_stats.json`
 RELEASED = released().replace(seed=6, feedback_global_stats=True)
 MECHANISMS = (ev.WarmupRound, ev.ResidualsPooled, ev.FeedbackExtended, ev.StrategiesNarrowed,
               ev.FixesAnnotated, ev.WindowSubmitted, ev.RefinementKept)
@@ -50,7 +50,9 @@ def _prompts(llm, kind=CallKind.CANDIDATE_GENERATION) -> str:
 
 @pytest.fixture(scope="module")
 def full():
-    return _run(RELEASED)
+    """The closing note's run A (README "The released profile"), in process."""
+    llm = InProcessLLM(optimizer=ToyOptimizer(style=CLOSING_A.style))
+    return run(CLOSING_A.config(), CLOSING_A.task(), llm), llm
 
 
 def test_every_round_mechanism_fires_within_the_budget(full):

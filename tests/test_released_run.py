@@ -1,49 +1,57 @@
-"""A `--profile released` run of the toy world through the shell (issue 12, part A): the manifest
-holds the released values, the mechanisms leave their events in the trace, and the run replays
-offline byte for byte (the released code's prompts could not be replayed: §12 of the notes)."""
+"""The closing note's `--profile released` toy runs (issue 12; README "The released profile"),
+through the shell: run A fires every released mechanism but I2 on a batch without failures,
+run B fires that one (`tests/support/mechanisms.py` says why no toy run fires both), the
+manifest holds the released values, and a released run replays offline byte for byte (the
+released code's prompts could not be replayed: §12 of the notes)."""
 
 from __future__ import annotations
 
 import gc
 import io
-from collections import Counter
 
 import pytest
 from rich.console import Console
 
 from replay import models, runner
-from replay.options import RunOptions
-from replay.serde import TaskSpec
 from replay.trace import RunDir
-from tests.support.cli import toy_extensions
+from tests.support import cli
+from tests.support.mechanisms import CLOSING_A, CLOSING_B, MECHANISMS, ClosingRun, fired
+
+ONLY_IN_B = "i2_without_failures"
 
 
-@pytest.fixture(scope="module")
-def released_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("released") / "run"
-    options = RunOptions(task=TaskSpec(spec="toy-continuous", limit=190),
-                         target="scripted:toy-target",
-                         optimizer="scripted:toy-optimizer?style=wide", seed=0,
-                         profile="released", overrides=(("budget_multiplier", 6.0),))
-    with models.using(toy_extensions()):
-        code = runner.train(options, str(out), Console(file=io.StringIO(), width=100))
-    assert code == runner.EXIT_OK
+def _train(closing: ClosingRun, out) -> RunDir:
+    assert cli.main(["train", *closing.args(), "--out", str(out)]) == runner.EXIT_OK
     gc.collect()  # the cache's worker-thread SQLite connection closes when collected
     return RunDir.at(out)
 
 
-def test_the_manifest_and_the_trace_hold_the_released_mechanisms(released_run):
-    manifest = released_run.read_manifest()
+@pytest.fixture(scope="module")
+def run_a(tmp_path_factory) -> RunDir:
+    return _train(CLOSING_A, tmp_path_factory.mktemp("released") / "a")
+
+
+def test_run_a_fires_every_mechanism_but_one(run_a):
+    _, events = run_a.read_events()
+    counts = fired(events)
+    assert [name for name, n in counts.items() if n == 0] == [ONLY_IN_B], counts
+    assert set(counts) == set(MECHANISMS)
+
+
+def test_run_b_fires_i2_on_batches_without_failures(tmp_path):
+    _, events = _train(CLOSING_B, tmp_path / "b").read_events()
+    assert fired(events)[ONLY_IN_B] >= 1
+
+
+def test_the_manifest_holds_the_released_values(run_a):
+    manifest = run_a.read_manifest()
     config = manifest.config
     assert manifest.profile == "released"
     assert (config.screen_smoke, config.validation_futility, config.final_min_common) == (8, 80, 20)
     assert config.probation and config.donor_salvage and config.initial_in_pool
-    _, events = released_run.read_events()
-    kinds = Counter(type(e).__name__ for e in events)
-    for kind in ("ProbationOpened", "FutilityStopped", "SalvageAttempted"):
-        assert kinds[kind] >= 1, (kind, kinds)
+    assert config.i2_without_failures and config.feedback_global_stats
 
 
-def test_a_released_run_replays_offline_byte_for_byte(released_run):
-    with models.using(toy_extensions()):
-        assert runner.replay(released_run.path, Console(file=io.StringIO())) == runner.EXIT_OK
+def test_a_released_run_replays_offline_byte_for_byte(run_a):
+    with models.using(cli.toy_extensions()):
+        assert runner.replay(run_a.path, Console(file=io.StringIO())) == runner.EXIT_OK

@@ -2,8 +2,9 @@
 
 The tests inject their doubles here; the package itself ships none. `toy_extensions()` adds
 the model kind `scripted:<name>` (`scripted:toy-target`, `scripted:toy-optimizer?style=good`)
-and the tasks `toy` and `toy-continuous` (half credit for a right answer in the wrong letter
-case; `--limit N` sets the training-set size, default 48). The same object
+and the tasks `toy`, `toy-continuous` (half credit for a right answer in the wrong letter
+case) and `toy-solvable` (continuous, without the [X] words no rule teaches: a skill can solve
+every sample); `--limit N` sets the training-set size, default 48. The same object
 serves in-process tests: `with models.using(toy_extensions()): ...`.
 
 Fault hooks for the subprocess tests (read here, on the test side): with
@@ -101,12 +102,15 @@ def _toy_task(spec: TaskSpec) -> ToyTask:
         raise ConfigError(f"scorer: only custom JSONL tasks take a scorer (task {spec.spec!r})")
     if spec.limit is not None and spec.limit < 1:
         raise ConfigError(f"limit: must be >= 1, got {spec.limit}")
+    if spec.spec == "toy-solvable":
+        return ToyTask(n_train=spec.limit or 48, continuous=True, markers=("U", "R", "D", "P"))
     return ToyTask(n_train=spec.limit or 48, continuous=spec.spec == "toy-continuous")
 
 
 def toy_extensions() -> Extensions:
     return Extensions(models={"scripted": ModelKind(canonical=_name, backend=_scripted)},
-                      tasks={"toy": _toy_task, "toy-continuous": _toy_task})
+                      tasks={"toy": _toy_task, "toy-continuous": _toy_task,
+                             "toy-solvable": _toy_task})
 
 
 def stratune(*args: str, cwd: Path = ROOT, timeout: float = 300,

@@ -61,17 +61,24 @@ TRADE_RULE = "When the word is marked [P], add emphasis if it feels important."
 # breaks the solved others. With a rule for a new marker: wins and losses in several strata,
 # the released code's "branch" (saved without being accepted).
 EMPHASIS_RULE = "When a word seems emphatic, end the answer with an exclamation mark."
+# A coin flip (only the "full" style writes it): fixes the [X] words of even hash, spoils the
+# [U] words with a full stop while the skill has no rule for them. On a continuous task ([U]
+# then half credit, unsolved) a gain of 0 on average with no regression among solved samples:
+# screening may pass it on luck and validation then lose.
+COIN_RULE = "When the word is marked [X] or [U], trust your first instinct."
+# what the "full" style's rewrites leave out: rules that trade some samples for others
+NOISE_RULES = (TRADE_RULE, LUCKY_RULE, EMPHASIS_RULE, COIN_RULE)
 
 
 def _h(text: str) -> int:
     return xxhash.xxh32_intdigest(text.encode())
 
 
-def make_samples(n: int, offset: int = 0) -> tuple[Sample, ...]:
+def make_samples(n: int, offset: int = 0, markers: Sequence[str] = MARKERS) -> tuple[Sample, ...]:
     out = []
     for i in range(n):
         word = WORDS[(i + offset) % len(WORDS)] + ("" if i + offset < len(WORDS) else str(i + offset))
-        marker = MARKERS[(i + offset) % len(MARKERS)]
+        marker = markers[(i + offset) % len(markers)]
         out.append(Sample(id=f"s{i + offset:03d}", stratum=marker, payload={"word": word, "marker": marker}))
     return tuple(out)
 
@@ -88,6 +95,7 @@ class ToyTask:
     n_test: int = 24
     initial: str = INITIAL_SKILL
     continuous: bool = False  # half credit for an answer right but for letter case
+    markers: tuple[str, ...] = MARKERS  # the markers its samples cycle through
 
     @property
     def info(self) -> TaskInfo:
@@ -98,8 +106,8 @@ class ToyTask:
 
     def split(self, name: str) -> tuple[Sample, ...]:
         if name == "train":
-            return make_samples(self.n_train)
-        return make_samples(self.n_test, offset=1000)
+            return make_samples(self.n_train, markers=self.markers)
+        return make_samples(self.n_test, offset=1000, markers=self.markers)
 
     def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
         p = sample.payload
@@ -156,6 +164,10 @@ def toy_target(request: Request) -> Response:
         answer = answer + "!"
     if EMPHASIS_RULE in skill and _h(word) % 3 == 0:
         answer = answer + "!"
+    if COIN_RULE in skill and marker == "X" and _h(word) % 2 == 0:
+        answer = answer + "!"
+    if COIN_RULE in skill and marker == "U" and RULES["U"] not in skill:
+        answer = answer + "."
     if "<answer>" not in skill:
         return Response(text=f"The answer is {answer}.", usage=Usage(input_tokens=len(skill) // 4, output_tokens=6))
     return Response(text=f"<answer>{answer}</answer>", usage=Usage(input_tokens=len(skill) // 4, output_tokens=5))
@@ -174,6 +186,7 @@ def _skill_of(prompt: str) -> str:
 MIXED = {
     "mixed": ("good", "good", "trade", "good", "bad", "bad", "lucky", "broken", "good", "lucky", "trade", "broken"),
     "wide": ("good", "lucky+", "trade-u", "good", "bad", "wide-u", "trade", "broken", "good", "wide", "trade-u", "bad"),
+    "full": ("good", "lucky+", "coin", "good", "bad", "wide-u", "good", "broken", "good", "wide", "coin", "bad"),
 }
 
 
@@ -188,6 +201,9 @@ class ToyOptimizer:
       lucky one (on a continuous task more small losses than large gains); [U] comes only with
       a trade or the emphasis rule, whose gain on a continuous task is then close to 0 (noise
       decides screening and validation); it picks I2 twice as often as I1 or I3;
+    - "full": as "wide", but [U] is learnt like any marker, coin flips (`COIN_RULE`) replace the
+      trades, and its good rewrites leave out the rules that trade samples (`NOISE_RULES`): on a
+      task without [X] words (`ToyTask.markers`) s_t can come to solve every sample;
     `strategy_plan` names the strategies it picks in selection calls, by hash of the prompt."""
 
     style: str = "mixed"
@@ -212,7 +228,7 @@ class ToyOptimizer:
         if self.style in MIXED and h % 7 == 0 and (not repair or h % 21 == 0):
             # not JSON: exercises the repair call, and (1 time in 3) the fallback to I1
             return "I would go with iterative refinement here."
-        wanted = ("I1", "I2", "I2", "I3") if self.style == "wide" else self.strategy_plan
+        wanted = ("I1", "I2", "I2", "I3") if self.style in ("wide", "full") else self.strategy_plan
         plan = [s for s in wanted if s in allowed] or allowed
         strategy = plan[h % len(plan)]
         fplan = [f for f in self.form_plan if f in forms] or forms
@@ -282,6 +298,7 @@ class ToyOptimizer:
             "trade": f"{RULES[marker]} {TRADE_RULE} {LUCKY_RULE}",
             "wide": f"{RULES[marker]} {EMPHASIS_RULE}",
             "lucky+": f"{RULES[marker]} {LUCKY_RULE}",  # big gains, small losses (continuous)
+            "coin": COIN_RULE,
         }[mode]
         if form == "F2":
             offered = re.findall(r"^\[s\d+\] .*$", prompt, re.M)
@@ -290,7 +307,11 @@ class ToyOptimizer:
                 return _candidate("F2", f"examples for [{marker}]", f'<edit op="append">\nExamples:\n{lines[0]}\n</edit>', lines[0][1:5])
             form = "F1"
         if form == "F4":
-            return _candidate("F4", f"rewrite with {mode} rule", f"<rewrite>\n{skill}\n{rule}\n</rewrite>")
+            kept = skill
+            if self.style == "full" and mode == "good":
+                for noise in NOISE_RULES:
+                    kept = kept.replace(f" {noise}", "").replace(noise, "")
+            return _candidate("F4", f"rewrite with {mode} rule", f"<rewrite>\n{kept}\n{rule}\n</rewrite>")
         if form == "F3":
             return _candidate("F3", f"procedure ({mode})", f'<edit op="insert_after"><anchor>Answer with the word.</anchor><new>Procedure: read the marker first. {rule}</new></edit>')
         return _candidate("F1", f"rule ({mode})", f'<edit op="append">\n{rule}\n</edit>')
