@@ -18,7 +18,7 @@ from rich.logging import RichHandler
 from rich.markup import escape
 
 from llm_cache import cli as cache_cli
-from replay import controls, models
+from replay import controls, evaluate_command, models
 from replay.compare import cli as compare_cli
 from replay.grid import cli as grid_cli
 from replay.redact import scrub
@@ -113,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--split", default="test", choices=("test", "train"))
     ev.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
     ev.add_argument("--concurrency", type=_at_least(1), default=8)
+    evaluate_command.add_flags(ev)
     ev.set_defaults(func=cmd_evaluate)
     rp = sub.add_parser("replay", help="re-execute a recorded run offline and check its events")
     rp.add_argument("dir")
@@ -205,47 +206,16 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
-    from llm_cache.client import CachedLLM
-    from llm_cache.records import Role
-    from replay.evaluate import score_with_bar
+    from replay import evaluate_command
 
-    skill = _read_skill(Path(args.skill))
-    task = models.load_task(_task_spec(args), data_dir=args.data_dir)
-    backend = models.build_backend(args.target)
-    model = models.canonical_model(args.target)
-    with CachedLLM.open(args.cache_dir, backends={Role.TARGET: backend}, mode="live",
-                        concurrency=args.concurrency) as llm:
-        result = score_with_bar(task, skill, llm, model, console, split=args.split)
-        total = llm.accounting().total()
-    console.print(f"{escape(task.info.name)} {args.split}: score {result.mean:.3f} "
-                  f"({result.solved}/{result.n} solved) with {model} "
-                  f"[{total.paid_calls} calls paid, {total.cache_hits} from cache]")
-    return 0
-
-
-def _read_skill(path: Path) -> str:
-    if path.is_dir():
-        raise StraTuneError(f"--skill {path}: is a directory; give the skill's text file "
-                            "(e.g. RUN/final_skill.txt)")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise StraTuneError(f"--skill: {path} not found") from None
-    try:
-        skill = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise StraTuneError(f"--skill {path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}"
-                            "); give a plain-text skill file") from None
-    if "\x00" in skill or not skill.strip():
-        raise StraTuneError(f"--skill {path}: " + ("is empty" if not skill.strip() else
-                            "holds NUL bytes, not text") + "; give a plain-text skill file")
-    return skill
+    return evaluate_command.run(args, _task_spec(args), args.cache_dir, console)
 
 
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
-    from replay import runner
+    from replay import evaluation_dir, runner
 
+    if evaluation_dir.is_evaluation_dir(args.dir):
+        return 0 if evaluation_dir.check(args.dir, console) else runner.EXIT_FAILED
     return runner.replay(args.dir, console)
 
 

@@ -291,3 +291,26 @@ def test_the_formats_and_the_by_option(grid, capsys):
     assert stratune(["compare", str(root), "--by", "config.nothing"]) == 2
     assert "--by config.nothing: not a manifest field" in capsys.readouterr().err
     assert stratune(["compare", str(root / "nowhere")]) == 2
+
+
+def test_runs_side_by_side(grid):
+    """The per-run table (issue 15), each cell recomputed from the run's own files."""
+    root, runs, _ = grid
+    rows = {r.cells[0]: r.cells for r in table(build(runs, ["runs"]), "runs").rows}
+    assert len(rows) == len(cells(root))
+    for cell in cells(root):
+        events, row = cell["events"], rows[cell["id"]]
+        assert row[2] == 24 or row[2] == 30
+        assert row[3] == pytest.approx(cell["initial"]) and row[4] == pytest.approx(cell["final"])
+        decided = [e["verdict"] for e in events if e["_type"] == "CandidateDecided"]
+        assert (row[5], row[6]) == (decided.count("accepted"), decided.count("saved"))
+        assert row[7] == sum(e["_type"] == "RoundStarted" for e in events)
+        assert row[8] == f"{events[-1]['spent']}/{events[0]['budget']}"
+        refused = [e for e in events if e["_type"] == "CandidateInvalid"]
+        assert row[9].split(" ")[0] == str(len(refused))
+        usage = json.loads((root / cell["id"] / "usage.json").read_text())["rows"]
+        tokens = {u["kind"]: sum(u[part][k] for part in ("usage", "cached_usage")
+                                 for k in ("input_tokens", "output_tokens", "cache_read_tokens",
+                                           "cache_write_tokens")) for u in usage}
+        assert row[10] == pytest.approx(tokens.get("strategy_selection", 0) / 1000)
+        assert row[11] == pytest.approx(tokens["target_execution"] / 1000)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import socket
 import time
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -101,5 +102,24 @@ def test_the_bundled_trace_replays_offline_without_local_models(no_sockets, monk
     files = sorted((p.relative_to(trace), p.stat().st_size) for p in trace.rglob("*"))
     console, buffer = _console()
     assert demo(console) == 0, buffer.getvalue()
+    assert "replay OK" in buffer.getvalue()
+    assert sorted((p.relative_to(trace), p.stat().st_size) for p in trace.rglob("*")) == files
+
+
+COMMITTED = sorted(p for p in (Path(__file__).resolve().parents[1] / "traces").iterdir()
+                   if p.is_dir())
+
+
+@pytest.mark.parametrize("trace", COMMITTED, ids=lambda p: p.name)
+def test_every_committed_trace_replays_offline(trace, no_sockets, monkeypatch):
+    """Each directory under traces/ (training runs and evaluation directories) is recomputed
+    from its own cache, without the models that recorded it and without the network."""
+    from replay.app import main
+
+    monkeypatch.setitem(__import__("sys").modules, "llama_cpp", None)
+    files = sorted((p.relative_to(trace), p.stat().st_size) for p in trace.rglob("*"))
+    console, buffer = _console()
+    monkeypatch.setattr("replay.app.Console", lambda **_kw: console)
+    assert main(["replay", str(trace)]) == 0, buffer.getvalue()
     assert "replay OK" in buffer.getvalue()
     assert sorted((p.relative_to(trace), p.stat().st_size) for p in trace.rglob("*")) == files

@@ -13,6 +13,7 @@ state and is left out. The test prints how many candidates each reading refuses,
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections import Counter
@@ -115,7 +116,10 @@ def _limits(source: Path) -> dict[str, int]:
 
 
 CORPUS = Path(__file__).resolve().parent / "data" / "optimizer_replies_demo_v1.jsonl"
-TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if (p / "cache").is_dir()), CORPUS]
+# Training runs only: an evaluation directory's cache holds target executions alone.
+TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if (p / "manifest.json").is_file()), CORPUS]
+PINNED = Path(__file__).resolve().parent / "data" / "reply_verdicts.json"
+PIN_ENV = "STRATUNE_PIN_REPLIES"  # =1 rewrites PINNED from today's verdicts (after a new trace)
 
 
 @pytest.mark.parametrize("trace", TRACE_DIRS, ids=lambda p: p.name)
@@ -151,3 +155,37 @@ def test_recorded_replies_under_the_old_and_the_new_reading(trace, tmp_path):
             if was != Reason.UNPARSEABLE.value:
                 assert was == Reason.INVALID_PATCH.value and now != Reason.INVALID_PATCH.value
         assert after[Reason.INVALID_PATCH.value] < before[Reason.INVALID_PATCH.value]
+
+
+def _today() -> dict[str, dict[str, list[str]]]:
+    import tempfile
+
+    out: dict[str, dict[str, list[str]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, trace in enumerate(TRACE_DIRS):
+            limits = _limits(trace)
+            out[trace.name] = {
+                reply.key: _verdicts(reply, limits, lambda r, f: resolve_form(r, f))
+                for reply in _replies(trace, Path(tmp) / str(i))}
+    return out
+
+
+def test_no_stored_reply_that_parsed_before_stops_parsing():
+    """Every optimizer reply of every trace (and of the corpus) against the verdicts pinned in
+    tests/data/reply_verdicts.json: a candidate that was usable must stay usable, and every
+    stored reply must be pinned (a new trace: rerun with STRATUNE_PIN_REPLIES=1 and commit)."""
+    today = _today()
+    if os.environ.get(PIN_ENV) == "1":
+        PINNED.write_text(json.dumps(today, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    pinned = json.loads(PINNED.read_text(encoding="utf-8"))
+    for trace, replies in today.items():
+        assert trace in pinned, f"{trace}: not pinned; rerun with {PIN_ENV}=1 and commit {PINNED}"
+        for key, now in replies.items():
+            was = pinned[trace].get(key)
+            assert was is not None, f"{trace}: reply {key} not pinned; rerun with {PIN_ENV}=1"
+            lost = [i for i, (a, b) in enumerate(zip(was, now, strict=False))
+                    if a == "ok" and b != "ok"]
+            assert not lost and len(now) >= sum(v == "ok" for v in was), \
+                f"{trace}: reply {key}: candidate(s) {lost} parsed before and now fail: {now}"
+    # the pin itself is not stale: each pinned trace still exists
+    assert set(pinned) <= set(today), set(pinned) - set(today)

@@ -9,11 +9,11 @@ from replay.compare.model import Column, Row, Stat, Table
 from replay.compare.runs import Run
 
 
-def _verdicts(run: Run, verdict: str) -> int:
+def verdicts(run: Run, verdict: str) -> int:
     return sum(1 for e in run.of_type("CandidateDecided") if e["verdict"] == verdict)
 
 
-def _spent(run: Run) -> tuple[int, int]:
+def spent_of(run: Run) -> tuple[int, int]:
     spent = 0
     for event in run.events:
         if event.get("_type") in ("ExecutionsCharged", "RunFinished"):
@@ -30,14 +30,14 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
                 group = labels[label].get(name, [])
                 if not group:
                     continue
-                spent = [_spent(r) for r in group]
+                spent = [spent_of(r) for r in group]
                 rows.append(Row([
                     name, label, Stat.of(s for s, _ in spent),
                     sum(b for _, b in spent) / len(spent),
                     Stat.of(100.0 * s / b for s, b in spent if b),
                     Stat.of(len(r.of_type("RoundStarted")) for r in group),
-                    Stat.of(_verdicts(r, "accepted") for r in group),
-                    Stat.of(_verdicts(r, "saved") for r in group),
+                    Stat.of(verdicts(r, "accepted") for r in group),
+                    Stat.of(verdicts(r, "saved") for r in group),
                     f"{sum(r.finished for r in group)}/{len(group)}"], group=pair))
     if not rows:
         return None

@@ -45,7 +45,7 @@ class Row:
 
 @frozen(kw_only=True)
 class Table:
-    id: str  # main, ablations, fixed_operators, bandits, tokens, cost_by_kind, sequences, budget
+    id: str  # main, ablations, fixed_operators, bandits, tokens, cost_by_kind, sequences, budget, runs
     title: str
     columns: tuple[Column, ...] = field(converter=tuple)
     rows: tuple[Row, ...] = field(converter=tuple)

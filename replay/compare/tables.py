@@ -10,6 +10,7 @@ from replay.compare import (
     budget,
     fixed_operators,
     main_results,
+    run_summary,
     sequences,
     tokens,
 )
@@ -17,7 +18,7 @@ from replay.compare.model import Table
 from replay.compare.runs import Run
 
 NAMES = ("main", "ablations", "fixed_operators", "bandits", "tokens", "cost_by_kind",
-         "sequences", "budget")
+         "sequences", "budget", "runs")
 
 
 def build(runs: Sequence[Run], names: Sequence[str] = NAMES, by: Sequence[str] = ()
@@ -31,6 +32,7 @@ def build(runs: Sequence[Run], names: Sequence[str] = NAMES, by: Sequence[str] =
         "cost_by_kind": lambda: [tokens.cost_by_kind(runs, by)],
         "sequences": lambda: [sequences.build(runs, by)],
         "budget": lambda: [budget.build(runs, by)],
+        "runs": lambda: [run_summary.build(runs, by)],
     }
     out: list[Table] = []
     for name in names:

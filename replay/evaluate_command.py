@@ -1,0 +1,90 @@
+"""`stratune evaluate`: score skill files on a split, optionally against a baseline skill, and
+optionally keep the result as an evaluation directory that `stratune replay` re-checks."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from llm_cache.client import CachedLLM
+from llm_cache.records import Role
+from replay import evaluation_dir, models
+from replay.evaluate import score_with_bar
+from replay.serde import TaskSpec
+from replay.trace import RunDir
+from stratune_core.errors import StraTuneError
+
+INITIAL = "initial"  # --baseline initial: the task's own initial skill
+
+
+def add_flags(ev: argparse.ArgumentParser) -> None:
+    ev.add_argument("--baseline", metavar="initial|FILE",
+                    help="also score this skill (`initial`: the task's initial skill) and show "
+                         "each skill's paired gain, wins and losses against it")
+    ev.add_argument("--out", metavar="DIR",
+                    help="keep the scores, the skill texts and the cache in DIR (it then holds "
+                         "the cache); `stratune replay DIR` re-checks them offline")
+
+
+def run(args: argparse.Namespace, task_spec: TaskSpec, cache_dir: str, console: Console) -> int:
+    task = models.load_task(task_spec, data_dir=args.data_dir)
+    skills = [(args.skill, read_skill(Path(args.skill), "--skill"))]
+    if args.baseline is not None:
+        text = task.info.initial_skill if args.baseline == INITIAL else \
+            read_skill(Path(args.baseline), "--baseline")
+        skills.insert(0, (args.baseline, text))
+    if args.out is not None:
+        out = RunDir.at(args.out)
+        if out.exists():
+            raise StraTuneError(f"--out {out.path}: holds a training run; give another "
+                                "directory for the evaluation")
+        out.prepare()
+        cache_dir = str(out.cache)
+    model = models.canonical_model(args.target)
+    backend = models.build_backend(args.target)
+    results = []
+    with CachedLLM.open(cache_dir, backends={Role.TARGET: backend}, mode="live",
+                        concurrency=args.concurrency) as llm:
+        for label, text in skills:
+            result = score_with_bar(task, text, llm, model, console, split=args.split,
+                                    label=f"evaluating {label}")
+            results.append((label, text, result))
+        total = llm.accounting().total()
+    baseline = args.baseline
+    record = evaluation_dir.record_of(task_spec, args.split, model, results, baseline)
+    paid = f"[{total.paid_calls} calls paid, {total.cache_hits} from cache]"
+    if baseline is None:
+        (label, _, result), = results
+        console.print(f"{escape(task.info.name)} {args.split}: score {result.mean:.3f} "
+                      f"({result.solved}/{result.n} solved) with {model} {escape(paid)}")
+    else:
+        console.print(evaluation_dir.table(record))
+        console.print(escape(paid))
+    if args.out is not None:
+        evaluation_dir.write(args.out, record, [text for _, text, _ in results])
+        console.print(f"written: {escape(str(Path(args.out) / evaluation_dir.SCORES))} "
+                      f"(re-check offline: stratune replay {escape(args.out)})")
+    return 0
+
+
+def read_skill(path: Path, flag: str) -> str:
+    if path.is_dir():
+        raise StraTuneError(f"{flag} {path}: is a directory; give the skill's text file "
+                            "(e.g. RUN/final_skill.txt)")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise StraTuneError(f"{flag}: {path} not found") from None
+    try:
+        skill = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise StraTuneError(f"{flag} {path}:{line}: not UTF-8 text (byte "
+                            f"0x{data[exc.start]:02x}); give a plain-text skill file") from None
+    if "\x00" in skill or not skill.strip():
+        raise StraTuneError(f"{flag} {path}: " + ("is empty" if not skill.strip() else
+                            "holds NUL bytes, not text") + "; give a plain-text skill file")
+    return skill

@@ -1,0 +1,164 @@
+"""An evaluation directory: skills scored on one split with one target, re-checkable offline.
+
+`stratune evaluate --out DIR` writes it; `stratune replay DIR` recomputes every score from the
+cache and fails on the first difference. This is how a transfer result (a skill learned with
+one target, scored on another: the paper's RQ4) is committed so anyone can re-check it:
+
+    scores.json        task, split, target model, and per skill: label, content id, mean,
+                       solved, every sample's score; the paired gain against the baseline
+    blobs/<id>.txt.gz  each skill text (as in a run directory)
+    cache/             the evaluation's model-call cache
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from attrs import field, frozen
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from llm_cache.client import CachedLLM
+from llm_cache.errors import LLMError
+from llm_cache.modes import Mode
+from llm_cache.reader import CacheReader
+from llm_cache.store import CacheNotFound
+from replay import models
+from replay.evaluate import SplitScore, score_skill
+from replay.redact import scrub
+from replay.serde import TaskSpec, TraceError, trace_converter
+from replay.trace import RunDir
+from stratune_core.ids import text_id
+
+SCORES = "scores.json"
+FORMAT = "stratune-evaluation/1"
+
+
+@frozen(kw_only=True)
+class SkillScore:
+    label: str  # the file it came from, or "initial" for the task's initial skill
+    skill_id: str
+    mean: float
+    solved: int
+    scores: tuple[float, ...] = field(converter=tuple)
+
+
+@frozen(kw_only=True)
+class Paired:
+    """One skill against the baseline on the same samples (a sample moves by more than 1e-9)."""
+
+    gain: float
+    wins: int
+    losses: int
+
+
+@frozen(kw_only=True)
+class EvaluationRecord:
+    format: str = FORMAT
+    task: TaskSpec
+    split: str
+    target_model: str
+    n: int
+    skills: tuple[SkillScore, ...] = field(converter=tuple)
+    baseline: str | None = None  # label of the skill the others are compared with
+
+    def skill(self, label: str) -> SkillScore:
+        return next(s for s in self.skills if s.label == label)
+
+    def paired(self, label: str) -> Paired | None:
+        if self.baseline is None or label == self.baseline:
+            return None
+        return paired(self.skill(self.baseline).scores, self.skill(label).scores)
+
+
+def paired(base: Sequence[float], cand: Sequence[float]) -> Paired:
+    deltas = [c - b for b, c in zip(base, cand, strict=True)]
+    return Paired(gain=sum(deltas) / len(deltas), wins=sum(d > 1e-9 for d in deltas),
+                  losses=sum(d < -1e-9 for d in deltas))
+
+
+def is_evaluation_dir(path: str | Path) -> bool:
+    return (Path(path) / SCORES).is_file() and not RunDir.at(path).exists()
+
+
+def record_of(task: TaskSpec, split: str, target_model: str,
+              results: Sequence[tuple[str, str, SplitScore]],
+              baseline: str | None) -> EvaluationRecord:
+    """results: (label, skill text, its score) in the order given on the command line."""
+    skills = [SkillScore(label=label, skill_id=text_id(text), mean=r.mean, solved=r.solved,
+                         scores=r.scores) for label, text, r in results]
+    return EvaluationRecord(task=task, split=split, target_model=target_model,
+                            n=results[0][2].n, skills=skills, baseline=baseline)
+
+
+def write(path: str | Path, record: EvaluationRecord, texts: Sequence[str]) -> None:
+    run_dir = RunDir.at(path)
+    for text in texts:
+        run_dir.write_blob(text_id(text), text)
+    run_dir.write_json(run_dir.path / SCORES, trace_converter().unstructure(record))
+
+
+def read(path: str | Path) -> EvaluationRecord:
+    where = Path(path) / SCORES
+    data = RunDir.at(path).read_json(where)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise TraceError(f"{where}: not an evaluation stratune writes (format {FORMAT!r})")
+    try:
+        return trace_converter().structure(data, EvaluationRecord)
+    except Exception as exc:  # cattrs' grouped errors: the field is in the message
+        raise TraceError(f"{where}: malformed ({type(exc).__name__}: {exc}); it was "
+                         "edited") from None
+
+
+def check(path: str | Path, console: Console) -> bool:
+    """Re-score every skill offline from the directory's cache; print the first difference."""
+    record = read(path)
+    run_dir = RunDir.at(path)
+    try:
+        store = CacheReader(run_dir.cache)
+    except CacheNotFound:
+        raise TraceError(f"{run_dir.cache}: missing; the evaluation carries no cache") from None
+    task = models.load_task(record.task)
+    with CachedLLM(store, backends={}, mode=Mode.REPLAY) as llm:
+        for skill in record.skills:
+            text = run_dir.read_blob(skill.skill_id)
+            try:
+                again = score_skill(task, text, llm, record.target_model, split=record.split)
+            except LLMError as exc:
+                return _failed(console, f"{skill.label}: {scrub(str(exc))}")
+            if again.scores != skill.scores:
+                pairs = zip(again.scores, skill.scores, strict=False)
+                i = next((i for i, (a, b) in enumerate(pairs) if a != b),
+                         min(len(again.scores), len(skill.scores)))
+                return _failed(console, f"{run_dir.path / SCORES}: skill {skill.label!r}, "
+                               f"sample {i + 1} of the {record.split} split scores differently "
+                               "when recomputed")
+            if (again.mean, again.solved) != (skill.mean, skill.solved):
+                return _failed(console, f"{run_dir.path / SCORES}: skill {skill.label!r}: "
+                               "mean or solved count edited")
+    console.print(f"[green]replay OK[/]: evaluation of {len(record.skills)} skills on "
+                  f"{record.n} {record.split} samples recomputed offline; scores match",
+                  soft_wrap=True)
+    return True
+
+
+def table(record: EvaluationRecord) -> Table:
+    out = Table(title=f"{escape(record.task.spec)} {record.split} ({record.n} samples) with "
+                      f"{escape(record.target_model)}", title_justify="left")
+    for name in ("skill", "score", "solved", "gain", "wins", "losses"):
+        out.add_column(name, justify="left" if name == "skill" else "right")
+    for skill in record.skills:
+        pair = record.paired(skill.label)
+        extra = ("baseline", "", "") if pair is None and record.baseline else \
+            ("", "", "") if pair is None else \
+            (f"{pair.gain:+.3f}", str(pair.wins), str(pair.losses))
+        out.add_row(escape(skill.label), f"{skill.mean:.3f}", f"{skill.solved}/{record.n}",
+                    *extra)
+    return out
+
+
+def _failed(console: Console, message: str) -> bool:
+    console.print(f"[red]replay FAILED[/]: {escape(message)}", soft_wrap=True)
+    return False
