@@ -44,6 +44,6 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
                Column("Target (k tok)", "number", 1), Column("Selection/target (%)", "number", 1)]
     return Table(id="runs", title="Runs side by side", columns=columns, rows=rows, notes=[
         "Test before/after: the initial and the final skill on the test split (0-100; — without "
-        "--test-eval); Invalid: candidates refused before any execution (dup.: duplicates of "
-        "a sibling draft); tokens: input + output of strategy selection and of target "
+        "--test-eval); Invalid: candidates refused before any execution (dup.: a skill text "
+        "the run had already seen); tokens: input + output of strategy selection and of target "
         "executions during training"])
