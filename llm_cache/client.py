@@ -2,7 +2,8 @@
 
 Hits are served synchronously before any event loop is touched, so a fully cached replay costs
 only disk reads. Misses run on one long-lived background event loop (clients such as
-`AsyncAnthropic` keep connection pools bound to their loop, so the loop must outlive a call).
+`AsyncAnthropic` keep connection pools bound to their loop, so the loop must outlive a call;
+`event_loop.py`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +24,7 @@ from llm_cache.backends.base import Backend
 from llm_cache.batch import BatchWaves, dispatch
 from llm_cache.batch_journal import JOURNAL_NAME, BatchJournal
 from llm_cache.errors import CacheCorruptError, CacheMiss, LLMFatalError
+from llm_cache.event_loop import BackgroundLoop
 from llm_cache.gates import CallGate
 from llm_cache.key import canonical_request, key_of_canonical
 from llm_cache.modes import Mode
@@ -71,9 +72,7 @@ class CachedLLM:
         self._rng = random.Random(seed)  # backoff jitter only; never affects outputs
         self._sleep = sleep or asyncio.sleep
         self._gate = gate  # shared limits and stop controls (llm_cache.gates); None: no gate
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._loop = BackgroundLoop()
         self.corrupt_entries = 0
         self.retries = 0
         # Batches submitted, not yet collected (`batch=on` crash safety); default: by the cache.
@@ -131,7 +130,7 @@ class CachedLLM:
                 raise self._miss(jobs, len(requests))
             self._check_backends(jobs)
             # Misses for a backend with `batch=on` go out as Message Batches; the rest live.
-            answers = self._run(dispatch(jobs, self._backends, live=self._complete_all,
+            answers = self._loop.run(dispatch(jobs, self._backends, live=self._complete_all,
                                          waves=self._batch_waves))
             for job in jobs:
                 first, *duplicates = waiting[job.key]
@@ -146,21 +145,7 @@ class CachedLLM:
         return self._ledger.snapshot()
 
     def close(self) -> None:
-        with self._lock:
-            loop, thread = self._loop, self._thread
-            self._loop = self._thread = None
-        if loop is not None and thread is not None:
-            asyncio.run_coroutine_threadsafe(_cancel_pending(), loop).result()
-            backends = list({id(b): b for b in self._backends.values()}.values())
-            asyncio.run_coroutine_threadsafe(_close_all(backends), loop).result()
-            if self.store is not None:
-                # SQLite connections are per thread: writes happened on the loop thread, and
-                # leaving its connection open leaves -wal/-shm files beside a recorded trace.
-                store = self.store
-                asyncio.run_coroutine_threadsafe(_close_store(store), loop).result()
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join()
-            loop.close()
+        self._loop.close(list({id(b): b for b in self._backends.values()}.values()), self.store)
         if self.store is not None:
             self.store.close()
 
@@ -218,24 +203,6 @@ class CachedLLM:
                     f"no backend for role {job.request.role.value!r}; pass "
                     f"backends={{Role.{job.request.role.name}: ...}} to CachedLLM.open"
                 )
-
-    def _run(self, coro: Any) -> dict[str, Response]:
-        with self._lock:
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(
-                    target=self._loop.run_forever, name="stratune-llm", daemon=True
-                )
-                self._thread.start()
-            loop = self._loop
-        future = asyncio.run_coroutine_threadsafe(coro, loop)
-        try:
-            return future.result()
-        except BaseException:
-            # Ctrl-C (or SIGTERM raised as it) lands here while calls are in flight: cancel
-            # them in the loop, so none is left pending when the loop closes.
-            future.cancel()
-            raise
 
     async def _complete_all(self, jobs: Sequence[_Job]) -> dict[str, Response]:
         limit = asyncio.Semaphore(self.concurrency)
@@ -334,20 +301,3 @@ class CachedLLM:
 _RECORD_HINT = ("record it by running live: the same `stratune train` command, or "
                 "`CachedLLM.open(..., mode='live')`")
 
-
-async def _close_store(store: CacheStore | CacheReader) -> None:
-    store.close()
-
-
-async def _cancel_pending() -> None:
-    """Cancel and await whatever an interrupted `complete` left running in the loop."""
-    current = asyncio.current_task()
-    pending = [t for t in asyncio.all_tasks() if t is not current]
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
-
-
-async def _close_all(backends: Sequence[Backend]) -> None:
-    for backend in backends:
-        await backend.aclose()
