@@ -212,10 +212,8 @@ def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
-    from replay import evaluation_dir, runner
+    from replay import runner
 
-    if evaluation_dir.is_evaluation_dir(args.dir):
-        return 0 if evaluation_dir.check(args.dir, console) else runner.EXIT_FAILED
     return runner.replay(args.dir, console)
 
 

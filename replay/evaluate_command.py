@@ -53,15 +53,14 @@ def run(args: argparse.Namespace, task_spec: TaskSpec, cache_dir: str, console: 
                                     label=f"evaluating {label}")
             results.append((label, text, result))
         total = llm.accounting().total()
-    baseline = args.baseline
-    record = evaluation_dir.record_of(task_spec, args.split, model, results, baseline)
+    record = evaluation_dir.record_of(task_spec, args.split, model, results, args.baseline)
     paid = f"[{total.paid_calls} calls paid, {total.cache_hits} from cache]"
-    if baseline is None:
-        (label, _, result), = results
+    if args.baseline is None:
+        (_, _, result), = results
         console.print(f"{escape(task.info.name)} {args.split}: score {result.mean:.3f} "
                       f"({result.solved}/{result.n} solved) with {model} {escape(paid)}")
     else:
-        console.print(evaluation_dir.table(record))
+        console.print(evaluation_dir.table(record, task.info.success_threshold))
         console.print(escape(paid))
     if args.out is not None:
         evaluation_dir.write(args.out, record, [text for _, text, _ in results])

@@ -5,7 +5,7 @@ cache and fails on the first difference. This is how a transfer result (a skill 
 one target, scored on another: the paper's RQ4) is committed so anyone can re-check it:
 
     scores.json        task, split, target model, and per skill: label, content id, mean,
-                       solved, every sample's score; the paired gain against the baseline
+                       solved, every sample's score; which skill is the baseline
     blobs/<id>.txt.gz  each skill text (as in a run directory)
     cache/             the evaluation's model-call cache
 """
@@ -20,16 +20,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMError
-from llm_cache.modes import Mode
-from llm_cache.reader import CacheReader
-from llm_cache.store import CacheNotFound
 from replay import models
 from replay.evaluate import SplitScore, score_skill
 from replay.redact import scrub
 from replay.serde import TaskSpec, TraceError, trace_converter
 from replay.trace import RunDir
+from replay.verify import EXIT_OK, failed, replay_llm
+from stratune_core.evaluation import paired_stats
 from stratune_core.ids import text_id
 
 SCORES = "scores.json"
@@ -46,15 +44,6 @@ class SkillScore:
 
 
 @frozen(kw_only=True)
-class Paired:
-    """One skill against the baseline on the same samples (a sample moves by more than 1e-9)."""
-
-    gain: float
-    wins: int
-    losses: int
-
-
-@frozen(kw_only=True)
 class EvaluationRecord:
     format: str = FORMAT
     task: TaskSpec
@@ -66,17 +55,6 @@ class EvaluationRecord:
 
     def skill(self, label: str) -> SkillScore:
         return next(s for s in self.skills if s.label == label)
-
-    def paired(self, label: str) -> Paired | None:
-        if self.baseline is None or label == self.baseline:
-            return None
-        return paired(self.skill(self.baseline).scores, self.skill(label).scores)
-
-
-def paired(base: Sequence[float], cand: Sequence[float]) -> Paired:
-    deltas = [c - b for b, c in zip(base, cand, strict=True)]
-    return Paired(gain=sum(deltas) / len(deltas), wins=sum(d > 1e-9 for d in deltas),
-                  losses=sum(d < -1e-9 for d in deltas))
 
 
 def is_evaluation_dir(path: str | Path) -> bool:
@@ -112,53 +90,51 @@ def read(path: str | Path) -> EvaluationRecord:
                          "edited") from None
 
 
-def check(path: str | Path, console: Console) -> bool:
-    """Re-score every skill offline from the directory's cache; print the first difference."""
+def check(path: str | Path, console: Console) -> int:
+    """Re-score every skill offline from the directory's cache; exit 0 only when every score
+    matches, else print the first difference."""
     record = read(path)
     run_dir = RunDir.at(path)
-    try:
-        store = CacheReader(run_dir.cache)
-    except CacheNotFound:
-        raise TraceError(f"{run_dir.cache}: missing; the evaluation carries no cache") from None
     task = models.load_task(record.task)
-    with CachedLLM(store, backends={}, mode=Mode.REPLAY) as llm:
+    with replay_llm(run_dir) as llm:
         for skill in record.skills:
             text = run_dir.read_blob(skill.skill_id)
             try:
                 again = score_skill(task, text, llm, record.target_model, split=record.split)
             except LLMError as exc:
-                return _failed(console, f"{skill.label}: {scrub(str(exc))}")
+                return failed(console, f"{skill.label}: {scrub(str(exc))}")
             if again.scores != skill.scores:
                 pairs = zip(again.scores, skill.scores, strict=False)
                 i = next((i for i, (a, b) in enumerate(pairs) if a != b),
                          min(len(again.scores), len(skill.scores)))
-                return _failed(console, f"{run_dir.path / SCORES}: skill {skill.label!r}, "
+                return failed(console, f"{run_dir.path / SCORES}: skill {skill.label!r}, "
                                f"sample {i + 1} of the {record.split} split scores differently "
                                "when recomputed")
             if (again.mean, again.solved) != (skill.mean, skill.solved):
-                return _failed(console, f"{run_dir.path / SCORES}: skill {skill.label!r}: "
+                return failed(console, f"{run_dir.path / SCORES}: skill {skill.label!r}: "
                                "mean or solved count edited")
     console.print(f"[green]replay OK[/]: evaluation of {len(record.skills)} skills on "
                   f"{record.n} {record.split} samples recomputed offline; scores match",
                   soft_wrap=True)
-    return True
+    return EXIT_OK
 
 
-def table(record: EvaluationRecord) -> Table:
+def table(record: EvaluationRecord, success_threshold: float) -> Table:
+    """Each skill's score, and against the baseline its paired gain, wins and losses."""
     out = Table(title=f"{escape(record.task.spec)} {record.split} ({record.n} samples) with "
                       f"{escape(record.target_model)}", title_justify="left")
     for name in ("skill", "score", "solved", "gain", "wins", "losses"):
         out.add_column(name, justify="left" if name == "skill" else "right")
+    base = None if record.baseline is None else record.skill(record.baseline)
     for skill in record.skills:
-        pair = record.paired(skill.label)
-        extra = ("baseline", "", "") if pair is None and record.baseline else \
-            ("", "", "") if pair is None else \
-            (f"{pair.gain:+.3f}", str(pair.wins), str(pair.losses))
+        if base is None:
+            extra = ("", "", "")
+        elif skill is base:
+            extra = ("baseline", "", "")
+        else:
+            pair = paired_stats(base.scores, skill.scores, success_threshold=success_threshold)
+            extra = (f"{pair.gain:+.3f}", str(pair.wins), str(pair.losses))
         out.add_row(escape(skill.label), f"{skill.mean:.3f}", f"{skill.solved}/{record.n}",
                     *extra)
     return out
 
-
-def _failed(console: Console, message: str) -> bool:
-    console.print(f"[red]replay FAILED[/]: {escape(message)}", soft_wrap=True)
-    return False

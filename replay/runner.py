@@ -20,7 +20,7 @@ from llm_cache.gates import StopRequested
 from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Role
 from llm_cache.store import CacheNotFound
-from replay import models
+from replay import evaluation_dir, models, verify
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
 from replay.options import RunOptions, build_config, new_manifest
@@ -31,7 +31,7 @@ from replay.redact import public_spec, scrub
 from replay.serde import Manifest, check_prompt_version
 from replay.trace import RunDir, TraceWriter
 from replay.train_hooks import TrainHooks
-from replay.verify import EXIT_FAILED, EXIT_OK, Labelled, replay
+from replay.verify import EXIT_FAILED, EXIT_OK, Labelled
 from stratune_core.config import Config
 from stratune_core.errors import StraTuneError
 from stratune_core.events import RunFinished, SkillAdded
@@ -252,6 +252,14 @@ def _evaluate_into(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config, 
                       f"({result.solved}/{result.n} solved)")
     run_dir.write_json(run_dir.evaluation, {"split": split, "n": n, "scores": scores,
                                             "solved": solved})
+
+
+def replay(path: str, console: Console) -> int:
+    """Re-check a recorded directory offline: a training run (`verify.replay`) or an evaluation
+    directory written by `stratune evaluate --out` (`evaluation_dir.check`)."""
+    if evaluation_dir.is_evaluation_dir(path):
+        return evaluation_dir.check(path, console)
+    return verify.replay(path, console)
 
 
 __all__ = ["EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_STOPPED", "replay", "train"]

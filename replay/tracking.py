@@ -152,8 +152,10 @@ class RunTracker:
     def _start(self) -> None:
         from mlflow.entities import Param, RunTag
 
-        data = manifest_to_data(self.run_dir.read_manifest())
-        identity = {k: data[k] for k in ("task", "target", "optimizer", "seed", "config")}
+        manifest = self.run_dir.read_manifest()
+        data = manifest_to_data(manifest)
+        # The resume identity `train` itself uses: transport options may change between sittings.
+        identity = manifest.run_identity()
         key = xxhash.xxh3_64_hexdigest(json.dumps([str(self.run_dir.path), identity],
                                                   sort_keys=True).encode())
         client, experiment = self.sink.client, self.sink.experiment_id()

@@ -208,14 +208,9 @@ def replay(path: str, console: Console) -> int:
     recorded = run_dir.read_lines()
     problem = stored_blobs(run_dir)
     if problem is not None:
-        return _failed(console, problem)
+        return failed(console, problem)
     task = models.load_task(manifest.task)
-    try:
-        store = CacheReader(run_dir.cache)
-    except CacheNotFound:
-        raise TraceError(f"{run_dir.cache}: missing; the trace carries no model-call cache") \
-            from None
-    with CachedLLM(store, backends={}, mode=Mode.REPLAY) as llm:
+    with replay_llm(run_dir) as llm:
         n, added, final = 0, [], None
         try:
             for state, events in iterate(manifest.config, task, llm):
@@ -223,13 +218,13 @@ def replay(path: str, console: Console) -> int:
                     line = event_to_line(event)
                     n += 1
                     if n > len(recorded) or recorded[n - 1] != line:
-                        return _failed(console, difference(n, recorded, line))
+                        return failed(console, difference(n, recorded, line))
                     if isinstance(event, SkillAdded):
                         added.append(event.skill_id)
                     if isinstance(event, RunFinished):
                         final = (event.final_id, state.text(event.final_id))
             if n != len(recorded):
-                return _failed(console, f"the recomputed run has {n} events, the trace "
+                return failed(console, f"the recomputed run has {n} events, the trace "
                                f"{len(recorded)}; event {n + 1} onwards is extra in "
                                f"{run_dir.events}")
             assert final is not None
@@ -238,12 +233,12 @@ def replay(path: str, console: Console) -> int:
                        or _evaluation(run_dir, task, llm, manifest.config, final[0]))
             problem = problem or usage(run_dir, llm.accounting())
         except LLMError as exc:
-            return _failed(console, f"at event {n + 1}: {scrub(str(exc))}")
+            return failed(console, f"at event {n + 1}: {scrub(str(exc))}")
     if problem is not None:
-        return _failed(console, problem)
+        return failed(console, problem)
     digest = digest_of(recorded)
     if digest != manifest.event_digest or manifest.events != n:
-        return _failed(console, f"{run_dir.manifest}: records {manifest.events} events with "
+        return failed(console, f"{run_dir.manifest}: records {manifest.events} events with "
                        f"digest {manifest.event_digest}; the events are {n} and hash to {digest}")
     console.print(f"[green]replay OK[/]: {n} events recomputed offline; digest {digest} matches",
                   soft_wrap=True)
@@ -275,6 +270,16 @@ def _evaluation(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config,
     return evaluation(run_dir, scores, n)
 
 
-def _failed(console: Console, message: str) -> int:
+def replay_llm(run_dir: RunDir) -> CachedLLM:
+    """The directory's own cache, read-only, in strict replay mode: a miss is an error."""
+    try:
+        store = CacheReader(run_dir.cache)
+    except CacheNotFound:
+        raise TraceError(f"{run_dir.cache}: missing; the directory carries no model-call "
+                         "cache") from None
+    return CachedLLM(store, backends={}, mode=Mode.REPLAY)
+
+
+def failed(console: Console, message: str) -> int:
     console.print(f"[red]replay FAILED[/]: {escape(message)}", soft_wrap=True)
     return EXIT_FAILED

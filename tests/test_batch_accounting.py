@@ -9,7 +9,7 @@ from rich.console import Console
 from llm_cache.accounting import Ledger
 from llm_cache.prices import default_prices
 from llm_cache.records import CallKind, Message, Request, Response, Role, Usage
-from replay.viewer.tables import cost_table
+from replay.viewer.costs import cost_table
 
 HAIKU = "claude-haiku-4-5-20251001"
 

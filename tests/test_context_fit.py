@@ -24,7 +24,7 @@ from llm_cache.key import request_key
 from llm_cache.records import CallKind, Message, Request, Response, Role, Usage
 from llm_cache.store import StoredEntry, decode_entry, encode_entry
 from replay.cli import main
-from replay.viewer.tables import cost_table
+from replay.viewer.costs import cost_table
 
 FIRST_CALL_RESERVE = MARGIN + REPAIR_WORDS + REPAIR_REPLY + MARGIN
 

@@ -79,3 +79,35 @@ def test_out_refuses_a_training_run(tmp_path):
     done = cli("evaluate", "--skill", str(skill), "--baseline", "initial", *TARGET,
                "--out", str(run))
     assert done.returncode == 2 and "holds a training run" in done.stderr
+
+
+def test_the_committed_transfer_gain_is_the_answer_format():
+    """README, "Beside fixed-operator baselines": on the 1.5B target the demo's final skill wins
+    17 samples and loses none, because the model then answers with the bare value rather than
+    a sentence. Read back from the committed evaluation's cache."""
+    from llm_cache.client import CachedLLM
+    from llm_cache.modes import Mode
+    from llm_cache.reader import CacheReader
+    from replay import evaluation_dir, models
+    from replay.trace import RunDir
+
+    trace = Path(__file__).resolve().parents[1] / "traces" / "transfer-1.5b"
+    record = evaluation_dir.read(trace)
+    base, final = (record.skill(label) for label in ("initial", "traces/demo/final_skill.txt"))
+    won = [i for i, (b, f) in enumerate(zip(base.scores, final.scores, strict=True)) if f > b]
+    assert (base.solved, final.solved, len(won)) == (1, 18, 17)
+    assert all(f >= b for b, f in zip(base.scores, final.scores, strict=True))
+    task = models.load_task(record.task)
+    samples = task.split(record.split)
+    replies = {}
+    with CachedLLM(CacheReader(RunDir.at(trace).cache), backends={}, mode=Mode.REPLAY) as llm:
+        for skill in (base, final):
+            text = RunDir.at(trace).read_blob(skill.skill_id)
+            requests = [r for x in samples for r in task.requests(text, x, record.target_model)]
+            replies[skill.label] = [r.text.strip() for r in llm.complete(requests)]
+    mean = {k: sum(map(len, v)) / len(v) for k, v in replies.items()}
+    print(f"mean reply length: initial {mean[base.label]:.1f}, final {mean[final.label]:.1f}")
+    assert round(mean[base.label], 1) == 38.4 and round(mean[final.label], 1) == 25.7
+    for i in won:  # a sentence around the value under s0, the value alone under the final skill
+        short, long = replies[final.label][i], replies[base.label][i]
+        assert len(short) < len(long) and short.rstrip(".") in long, (short, long)

@@ -157,24 +157,17 @@ def test_recorded_replies_under_the_old_and_the_new_reading(trace, tmp_path):
         assert after[Reason.INVALID_PATCH.value] < before[Reason.INVALID_PATCH.value]
 
 
-def _today() -> dict[str, dict[str, list[str]]]:
-    import tempfile
-
-    out: dict[str, dict[str, list[str]]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for i, trace in enumerate(TRACE_DIRS):
-            limits = _limits(trace)
-            out[trace.name] = {
-                reply.key: _verdicts(reply, limits, lambda r, f: resolve_form(r, f))
-                for reply in _replies(trace, Path(tmp) / str(i))}
-    return out
+def _today(tmp: Path) -> dict[str, dict[str, list[str]]]:
+    return {trace.name: {reply.key: _verdicts(reply, _limits(trace), resolve_form)
+                         for reply in _replies(trace, tmp / str(i))}
+            for i, trace in enumerate(TRACE_DIRS)}
 
 
-def test_no_stored_reply_that_parsed_before_stops_parsing():
+def test_no_stored_reply_that_parsed_before_stops_parsing(tmp_path):
     """Every optimizer reply of every trace (and of the corpus) against the verdicts pinned in
     tests/data/reply_verdicts.json: a candidate that was usable must stay usable, and every
     stored reply must be pinned (a new trace: rerun with STRATUNE_PIN_REPLIES=1 and commit)."""
-    today = _today()
+    today = _today(tmp_path)
     if os.environ.get(PIN_ENV) == "1":
         PINNED.write_text(json.dumps(today, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     pinned = json.loads(PINNED.read_text(encoding="utf-8"))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from attrs import frozen
 
+from replay.tasks.sandbox.limits import apply_rlimits
 from stratune_core.tasks.spreadsheet_compare import MAX_CELLS, CellReport
 
 READER = Path(__file__).with_name("workbook_reader.py")
@@ -40,10 +41,9 @@ class CheckFailed(Exception):
 
 
 def _limit(limits: CheckLimits) -> None:
-    for which, value in ((resource.RLIMIT_AS, limits.memory_bytes),
-                         (resource.RLIMIT_CPU, limits.cpu_seconds),
-                         (resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0)):
-        resource.setrlimit(which, (value, value))
+    apply_rlimits(((resource.RLIMIT_AS, limits.memory_bytes),
+                   (resource.RLIMIT_CPU, limits.cpu_seconds),
+                   (resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0)))
 
 
 def _ask(request: dict[str, object], limits: CheckLimits) -> dict[str, object]:

@@ -15,13 +15,9 @@ from rich.table import Table
 from rich.text import Text
 
 from replay.serde import Manifest
-from replay.viewer.costs import cost_table, totals
+from replay.viewer.costs import totals
 from replay.viewer.model import RunView
-from replay.viewer.rounds import round_table
 from replay.viewer.style import short_id
-
-# The round and cost tables moved to their own modules; they are still importable from here.
-__all__ = ["cost_line", "cost_table", "final_line", "header", "round_table"]
 
 
 def header(view: RunView, manifest: Manifest | None, evaluation: Mapping[str, Any] | None = None,
