@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The local-model tests are `make test-local`'s: they need the llama.cpp build of `make local`.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m 'not local_model'
 
 # The real local path: llama-cpp-python (the `local` extra; it builds from source, about 8 min
 # on 2 cores, and pip keeps the built wheel in its cache for the next venv) and SmolLM2-135M

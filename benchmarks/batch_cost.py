@@ -1,4 +1,4 @@
-"""Benchmark: the same toy run live and with `batch=on` (issue 14), against the fake server.
+"""Benchmark: the same toy run live and with `batch=on`, against the fake server.
 
 The toy target and optimizer answer behind `FakeAnthropicServer`, reached through the real SDK
 and a real `CachedLLM` over a fresh cache; the target spec is written as a user would

@@ -2,7 +2,7 @@
 
 Three worlds, all with scripted models (no network):
 - the toy world (tests/support/toy.py) with an optimizer that writes only valid candidates, at
-  the three budgets of issue 11 (150, 288 and 100 executions for 48 training samples);
+  three budgets (150, 288 and 100 executions for 48 training samples);
 - the toy world with the mixed optimizer (valid, harmful, noisy and broken candidates);
 - the demo trace's configuration (`replay/data/demo/record_config.json`: the demo task's first 48
   training samples, budget 6x, seed 0) re-executed with the scripted demo models below.

@@ -1,5 +1,5 @@
-"""`make bench`: run the five benchmarks of issue 7, batch_cost (issue 14), grid_throughput
-(issue 13) and the cache lookup benchmark, print one table of figure vs target, and leave one
+"""`make bench`: run the five reliability and speed benchmarks, batch_cost, grid_throughput
+and the cache lookup benchmark, print one table of figure vs target, and leave one
 JSON per benchmark in benchmarks/results/.
 
 Exit status 0 even when a target is missed: the benchmarks measure, CI's tests decide.

@@ -1,4 +1,4 @@
-"""The whole budget (issue 11; docs/design.md, "Budget"): with the paper's exact reserve, no run
+"""The whole budget (docs/design.md, "Budget"): with the paper's exact reserve, no run
 spends more than B, the reserve held never exceeds what is left, it is exactly what final skill
 selection needs for the saved pool, and a run that stops for the budget leaves at most one
 round (a batch plus one screening) unspent."""

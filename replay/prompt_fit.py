@@ -1,4 +1,4 @@
-"""Fitting the optimizer's prompts to a model's context window (issue 19).
+"""Fitting the optimizer's prompts to a model's context window.
 
 A local model (llama.cpp's `n_ctx`, vLLM's `max_model_len`) counts the prompt and the reply
 against one window. The core builds every optimizer prompt to `Config.prompt_tokens`

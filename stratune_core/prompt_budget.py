@@ -1,4 +1,4 @@
-"""Optimizer prompts built to a token budget (issue 19; docs/design.md, "Optimizer prompts").
+"""Optimizer prompts built to a token budget (docs/design.md, "Optimizer prompts").
 
 The core is pure and model-agnostic, so it cannot ask a backend's tokenizer how long a prompt
 is. It estimates instead, on the safe side: `estimate_tokens` counts a token for every run of

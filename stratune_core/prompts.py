@@ -32,8 +32,8 @@ from stratune_core.refinement import Refinement
 
 # The version of every optimizer prompt's wording and layout, written into each run's manifest.
 # A recorded run's model calls can be replayed only by the prompts that made them: change this
-# whenever a prompt's bytes change for the same state ("1": the prompts before issue 11; "2":
-# issue 11's selection prompt, feedback preparation and token budgets; "3": the patch-format
+# whenever a prompt's bytes change for the same state ("1": the first prompts; "2": the
+# selection prompt with its reply schema, feedback preparation and token budgets; "3": the patch-format
 # example in the requested form).
 PROMPT_VERSION = "3"
 

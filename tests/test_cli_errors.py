@@ -1,7 +1,7 @@
 """Bad input to the `stratune` command: exit code 2, one line on stderr that names the file,
 line, field or flag, no traceback, nothing written.
 
-The named cases below are the ones users hit (issue 17's list and more); a hypothesis test then
+The named cases below are the ones users hit; a hypothesis test then
 drives the command with generated malformed arguments and files. The toy world is plugged in
 as the tests' entry module does it (`tests.support.cli.main`).
 """

@@ -126,7 +126,7 @@ def test_plan_warns_when_few_rounds_fit():
 
 
 def test_train_refuses_a_budget_below_one_round_before_writing_anything(tmp_path):
-    """Issue 11: budget 60 for 48 samples is exit 2 with the smallest budget named, and no run
+    """Budget 60 for 48 samples is exit 2 with the smallest budget named, and no run
     directory is left behind (a rerun with a larger budget starts afresh)."""
     done = cli(*TRAIN, "--budget", "60", "--out", str(tmp_path / "run"))
     assert done.returncode == 2

@@ -294,7 +294,7 @@ def test_the_formats_and_the_by_option(grid, capsys):
 
 
 def test_runs_side_by_side(grid):
-    """The per-run table (issue 15), each cell recomputed from the run's own files."""
+    """The per-run table, each cell recomputed from the run's own files."""
     root, runs, _ = grid
     rows = {r.cells[0]: r.cells for r in table(build(runs, ["runs"]), "runs").rows}
     assert len(rows) == len(cells(root))

@@ -1,5 +1,5 @@
 """`stratune evaluate --baseline ... --out DIR`: a transfer result anyone re-checks offline with
-`stratune replay DIR` (issue 15), on the toy world through the real cache."""
+`stratune replay DIR`, on the toy world through the real cache."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-profile task presets (the authors' per-dataset values; issue 12 part A) and
+"""Per-profile task presets (the authors' per-dataset values) and
 `stratune plan --show-config`: the profile, then the task's preset, then the user's file and
 flags, with the layer that set each field."""
 

@@ -1,4 +1,4 @@
-"""Every optimizer prompt is built to a token budget (issue 19): the largest prompts the paper's
+"""Every optimizer prompt is built to a token budget: the largest prompts the paper's
 tasks can produce (12 failures with long outputs, 10 long worked examples, a skill at the
 rewrite cap, a long history, a repair after a reply of the full max_tokens) stay within the
 default budget and within budgets lowered to small context windows; a shortened prompt gives
@@ -252,6 +252,7 @@ if importlib.util.find_spec("llama_cpp") is not None:
     from tests.test_llm_llamacpp import GGUF  # noqa: F811
 
 
+@pytest.mark.local_model
 @pytest.mark.skipif(GGUF is None, reason="llama-cpp-python and the SmolLM2 GGUF are not installed")
 def test_the_estimate_is_above_a_real_tokenizer_on_the_largest_prompts():
     import llama_cpp

@@ -1,4 +1,4 @@
-"""Issue 11, defect 3: every optimizer reply stored in the caches of `traces/` (and in the corpus
+"""Every optimizer reply stored in the caches of `traces/` (and in the corpus
 of an earlier, replaced demo trace, `tests/data/optimizer_replies_demo_v1.jsonl`), re-parsed with
 the old and the new reading of single-form candidates.
 
@@ -92,7 +92,7 @@ def _replies(source: Path, copy: Path) -> Iterator[Reply]:
 
 
 def _old_form(raw: RawCandidate, forms: tuple[Form, ...]) -> Form | None:
-    """The reading before issue 11: the label, or the single form when there was no label."""
+    """The first reading: the label, or the single form when there was no label."""
     return raw.form if raw.form is not None else (forms[0] if len(forms) == 1 else None)
 
 

@@ -1,4 +1,4 @@
-"""The released profile's evaluation mechanisms on the state, in the toy world (issue 12, part A):
+"""The released profile's evaluation mechanisms on the state, in the toy world:
 the smoke check, the futility stops of screening and validation, probation's second set, the
 branch rule, s0 in the pool, final-selection seats and early stopping that waits for I2. Each
 fires in one test and stays silent with its Config field off (the paper's value)."""

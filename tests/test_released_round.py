@@ -1,4 +1,4 @@
-"""The released code's round mechanisms (issue 12, part B) on the toy world: each fires under
+"""The released code's round mechanisms on the toy world: each fires under
 `--profile released` and each `Config` field turns its mechanism off, leaving the rest alone.
 Warm-up, residual pooling and the affordability guards in detail; the feedback blocks are in
 test_feedback_extras.py, the I2 window, the kept refinement and verified fixes in

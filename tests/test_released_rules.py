@@ -1,4 +1,4 @@
-"""The released profile's evaluation rules as pure functions (issue 12, part A): the smoke check,
+"""The released profile's evaluation rules as pure functions: the smoke check,
 the futility stops, the branch rule, probation's decision, the save rule, the final-selection
 floor. Each rule has a case where it fires and one where it does not (or is switched off)."""
 

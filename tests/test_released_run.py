@@ -1,4 +1,4 @@
-"""The closing note's `--profile released` toy runs (issue 12; README "The released profile"),
+"""The closing note's `--profile released` toy runs (README "The released profile"),
 through the shell: run A fires every released mechanism but I2 on a batch without failures,
 run B fires that one (`tests/support/mechanisms.py` says why no toy run fires both), the
 manifest holds the released values, and a released run replays offline byte for byte (the

@@ -1,5 +1,5 @@
 """The exact reserve for final skill selection, the saved pool's cap, and a candidate whose
-validation cannot be paid (issue 11; docs/design.md, "Budget")."""
+validation cannot be paid (docs/design.md, "Budget")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile programs against every sandbox tier (issue 18), files and scores: forging by
+"""Hostile programs against every sandbox tier, files and scores: forging by
 copying the answer, cross-run writes, credentials, floods, a far-away cell. Each is blocked
 or contained. Run as root by `make test`, and again as an ordinary user (a dropped uid) by
 `test_sandbox_as_user.py`; processes and sockets are in `test_sandbox_hostile_procs.py`.

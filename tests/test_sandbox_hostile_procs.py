@@ -1,4 +1,4 @@
-"""Hostile programs against every sandbox tier (issue 18), processes and sockets: setsid
+"""Hostile programs against every sandbox tier, processes and sockets: setsid
 survivors, unix sockets, the socket-patch bypass, host /proc and signals, a fork bomb, and
 memory spread over processes. Each is blocked or contained (as root and as a dropped uid).
 """

@@ -93,7 +93,7 @@ def test_once_waits_for_the_first_free_decision_then_keeps_it():
 
 
 def test_replay_is_aligned_by_round():
-    """Issue 11: recorded rounds 0:I1, 1:skipped, 2:I3, 3:I2. Round r uses the strategy of
+    """Recorded rounds 0:I1, 1:skipped, 2:I3, 3:I2. Round r uses the strategy of
     recorded round r (the old filter-and-wrap gave I1, I3, I2, I1); a round with nothing
     recorded, skipped or past the recording's end, uses I1 and says so."""
     seq = (I1, None, I3, I2)

@@ -48,7 +48,7 @@ def test_screening_excludes_and_tops_up_with_random_samples() -> None:
 
 
 def test_round_zero_screening_set_has_full_size() -> None:
-    """Issue 11: with no solved sample known (round 0), Q_s is 36 random samples, not 18."""
+    """With no solved sample known (round 0), Q_s is 36 random samples, not 18."""
     samples = _samples({"a": 30, "b": 30})
     q = screening_set(
         np.random.default_rng(4), samples=samples, solved=set(), exclude=set(),

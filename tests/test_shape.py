@@ -57,7 +57,7 @@ def test_smallest_budget_for_one_and_three_rounds():
 
 @pytest.mark.parametrize(("budget", "refused"), [(64, True), (65, False)])
 def test_a_budget_below_one_round_is_refused_before_anything_is_spent(budget, refused):
-    """Issue 11: budget 100 for 48 samples used to run 0 rounds and exit 0; a budget that
+    """Budget 100 for 48 samples used to run 0 rounds and exit 0; a budget that
     cannot pay for one round is a BudgetError (exit 2) before any execution."""
     llm = InProcessLLM()
     run = iterate(Config(budget=budget), ToyTask(n_train=48), llm)

@@ -1,4 +1,4 @@
-"""Issue 18, point 7: a checkout inside a 0700 directory (as `mktemp -d` makes, and many home
+"""A checkout inside a 0700 directory (as `mktemp -d` makes, and many home
 directories are) still runs SpreadsheetBench programs with their libraries."""
 
 from __future__ import annotations

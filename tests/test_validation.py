@@ -42,7 +42,7 @@ def test_released_also_rejects_losses_majority_among_changes() -> None:
 
 @pytest.mark.parametrize("profile", [paper, released])
 def test_issue_11_case_is_rejected_by_both_profiles(profile) -> None:
-    """Issue 11, defect 1: 10 solved samples drop to 0.85 (< 0.9, so D = 10), 3 are newly solved
+    """10 solved samples drop to 0.85 (< 0.9, so D = 10), 3 are newly solved
     (U = 3): the gain 1.5/120 = 0.0125 clears both thresholds, but LB(10, 13) = 0.58 > 1/2."""
     base = [1.0] * 10 + [0.0] * 3 + [0.5] * 107
     cand = [0.85] * 10 + [1.0] * 3 + [0.5] * 107

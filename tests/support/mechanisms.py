@@ -1,4 +1,4 @@
-"""Which of the released profile's mechanisms a run's events show at work (issue 12's closing
+"""Which of the released profile's mechanisms a run's events show at work (the released run's closing
 note): `python -m tests.support.mechanisms RUN_DIR` prints, for a run directory, how often each
 mechanism fired and the run's events counted by type.
 
