@@ -29,7 +29,6 @@ PREPARATION_SYSTEM = (
 )
 
 NOTE_CHARS = 300  # a diagnosis line kept for the generation prompt
-FIELDS = ("wrong", "needs", "worked", "answer")
 
 
 @frozen(kw_only=True)

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from stratune_core.enums import Form, Strategy, Verdict
 from stratune_core.history import History, HistoryEntry
 
-CASES_PER_STRATEGY = 2  # the latest success and the latest failure
 RECENT_RESULTS = 3  # outcomes repeated in the feedback block
 WHY_CHARS = 160
 THEME_CHARS = 60

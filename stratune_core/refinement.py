@@ -33,7 +33,6 @@ class Refinement:
     steps: int = 0
     intermediate_id: str | None = None
     base_gain: float | None = None
-    last_scores: tuple[float, ...] = ()
     reference_score: float | None = None
     window: tuple[WindowDraft, ...] = ()
 
@@ -55,9 +54,9 @@ class Refinement:
         """One more I2 step, made on `base_id` (s~, or s_t when refinement starts)."""
         return attrs.evolve(self, started=True, steps=self.steps + 1, intermediate_id=base_id)
 
-    def ranked(self, scores: tuple[float, ...], reference_score: float) -> Refinement:
-        """The step's drafts and s~ scored on the ranking subset."""
-        return attrs.evolve(self, last_scores=scores, reference_score=reference_score)
+    def ranked(self, reference_score: float) -> Refinement:
+        """s~'s score on the ranking subset, which the step's drafts were ranked against."""
+        return attrs.evolve(self, reference_score=reference_score)
 
     def advances(self, gain: float, threshold: float, band: float) -> bool:
         """Whether a draft screened with `gain` (against screening threshold `threshold`)

@@ -166,7 +166,7 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
             round=state.round, strategy=Strategy.I2, reference_id=base, reference_score=base_score,
             candidate_ids=(draft.candidate_id,), scores=scores, submitted=(),
         ))
-        state = state.evolve(refinement=stepped.ranked(scores, base_score))
+        state = state.evolve(refinement=stepped.ranked(base_score))
         state, evs = add_draft(state, env, rng, WindowDraft(
             candidate_id=draft.candidate_id, form=draft.form, theme=draft.theme, score=scores[0],
             reference_score=base_score, exclude=_exclusions(fb, forms, draft, state.ranking_ids)))
@@ -177,7 +177,7 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
         candidate_ids=(draft.candidate_id,), scores=scores,
         submitted=(draft.candidate_id,) if submitted else (),
     ))
-    ranked = stepped.ranked(scores, base_score)
+    ranked = stepped.ranked(base_score)
     state = state.evolve(refinement=ranked)
     if not submitted:
         state, evs = _not_submitted(state, draft, Strategy.I2)

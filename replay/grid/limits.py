@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from llm_cache.errors import SpecError
 from llm_cache.gates import ByRole, CallGate, CostCap, GateChain, SharedLimit
@@ -87,6 +86,3 @@ def grid_cost_cap(max_cost: float | None, cells: Iterable[Cell], root: Path) -> 
                    hint="rerun the grid with a higher --max-cost to continue (paid calls are "
                         "answered from the cells' caches)")
 
-
-def summary_of(limits: Mapping[str, Any]) -> str:
-    return ", ".join(f"{name}={getattr(g, 'limit', g)}" for name, g in limits.items()) or "none"

@@ -154,9 +154,6 @@ class RayExecutor:
             self.board_actor.set_stop.remote(reason)  # for nodes that cannot see DIR/STOP
         return reason
 
-    def limit_stats(self) -> dict[str, dict[str, int]]:
-        return {name: self.ray.get(actor.stats.remote()) for name, actor in self.limits.items()}
-
     def close(self) -> None:
         for actor in (*self.limits.values(), self.cost, self.board_actor):
             if actor is not None:

@@ -78,7 +78,6 @@ class RunView:
     parents: Mapping[str, str | None]
     rounds: tuple[RoundView, ...] = field(converter=tuple)
     final: tuple[FinalComparison, ...] = field(default=(), converter=tuple)
-    final_events: tuple[Event, ...] = field(default=(), converter=tuple)
     finished: RunFinished | None = None
 
     def round(self, number: int) -> RoundView | None:
@@ -173,7 +172,7 @@ def build_view(events: Iterable[Event]) -> RunView:
     folded = _settle_late([_fold_round(s, evs) for s, evs in rounds], [
         e for _, evs in rounds for e in evs] + tail)
     return RunView(started=started, skills=skills, parents=parents, rounds=tuple(folded),
-                   final=final, final_events=tail, finished=finished)
+                   final=final, finished=finished)
 
 
 def _settle_late(rounds: list[RoundView], events: list[Event]) -> list[RoundView]:
