@@ -2,7 +2,7 @@
 through the shell: run A fires every released mechanism but I2 on a batch without failures,
 run B fires that one (`tests/support/mechanisms.py` says why no toy run fires both), the
 manifest holds the released values, and a released run replays offline byte for byte (the
-released code's prompts could not be replayed: §12 of the notes)."""
+released code's prompts could not be replayed: docs/released-code.md §12.1)."""
 
 from __future__ import annotations
 
