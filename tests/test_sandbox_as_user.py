@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from replay.tasks.sandbox.bubblewrap import executable as bwrap_executable
 from replay.tasks.sandbox.layout import interpreter_roots
 
 USER = 48611  # no account of this machine uses it
@@ -41,7 +42,7 @@ def _as_user_argv(argv: list[str]) -> list[str]:
     hidden = {a for r in interpreter_roots() if (a := _closed_ancestor(r)) is not None}
     if not hidden:
         return [*drop, *argv]
-    bwrap = shutil.which("bwrap")
+    bwrap = bwrap_executable()
     if bwrap is None:
         pytest.skip("the interpreter is in a closed directory and bwrap is not installed")
     binds = ["--dev-bind", "/", "/"]

