@@ -151,7 +151,7 @@ class Config:
     initial_in_pool: bool = _flag(False)  # s0 is saved from the start (a final contender)
     final_floor_samples: float = _float(0.0, number(0.0))  # floor >= this / |train| (2)
     final_min_common: int = _int(0, 0)  # a contender needs this many samples common with s_t
-    # donor salvage before final selection (released code only, §3.6)
+    # donor salvage before final selection (released code only, docs/released-code.md §3.6)
     donor_salvage: bool = _flag(False)
     salvage_donors: int = _int(2, 1)
     salvage_min_rescues: int = _int(3, 1)

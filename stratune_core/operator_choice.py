@@ -99,9 +99,9 @@ def choose_operator(state: State, env: Env, rng: np.random.Generator) -> Chosen:
 
 
 def refines_without_failures(state: State, config: Config) -> bool:
-    """Released code (notes §2.2): a batch that shows no failure, even after pooling, still
-    runs I2 when a refinement is under way and I2 is affordable. Otherwise (and in the paper)
-    the round is skipped."""
+    """Released code (docs/released-code.md §2.2): a batch that shows no failure, even after
+    pooling, still runs I2 when a refinement is under way and I2 is affordable. Otherwise (and in
+    the paper) the round is skipped."""
     return (config.i2_without_failures and config.operator is None
             and isinstance(config.selector, LLMSelector) and state.refinement.steps > 0
             and Strategy.I2 in offered_strategies(state, config))

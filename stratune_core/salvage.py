@@ -1,5 +1,5 @@
 """Donor salvage: the released code's last improvement step before final skill selection
-(`Config.donor_salvage`; notes §3.6). Not in the paper.
+(`Config.donor_salvage`; docs/released-code.md §3.6). Not in the paper.
 
 A donor is any skill of the run other than s_t (rejected candidates included) that ran at least
 `salvage_min_scores` samples and solves at least `salvage_min_rescues` samples that s_t ran and

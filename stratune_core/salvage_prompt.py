@@ -1,4 +1,4 @@
-"""The donor-salvage prompt (released code only, notes §3.6; `salvage.py`).
+"""The donor-salvage prompt (released code only, docs/released-code.md §3.6; `salvage.py`).
 
 The optimizer sees the current skill, a donor skill tried earlier in the run, the samples the
 donor solves and the current skill fails (each as the target's failure under the current

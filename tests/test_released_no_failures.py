@@ -1,7 +1,7 @@
-"""The released rule for a batch without failures (notes §2.2; `Config.i2_without_failures`):
-when s_t fails no sample of the batch and none it ran elsewhere (residual pooling finds
-nothing), a refinement under way still takes its I2 step, the optimizer choosing the form;
-otherwise, and in the paper profile, the round is skipped."""
+"""The released rule for a batch without failures (docs/released-code.md §2.2;
+`Config.i2_without_failures`): when s_t fails no sample of the batch and none it ran elsewhere
+(residual pooling finds nothing), a refinement under way still takes its I2 step, the optimizer
+choosing the form; otherwise, and in the paper profile, the round is skipped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Donor salvage (released code only, notes §3.6): before final selection, the
+"""Donor salvage (released code only, docs/released-code.md §3.6): before final selection, the
 optimizer merges into s_t what made another skill of the run solve samples s_t fails, and the
 merge goes through candidate evaluation like any candidate."""
 

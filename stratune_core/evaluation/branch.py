@@ -1,7 +1,7 @@
-"""The released code's branch rule (notes §4.6): a candidate that is neither accepted nor
-clearly worse, whose wins and losses are both numerous and each spread over two or more strata,
-is saved for final skill selection without replacing s_t. Such a candidate solves a different
-part of the task than s_t: final selection may still prefer it on a larger common set."""
+"""The released code's branch rule (docs/released-code.md §4.6): a candidate that is neither
+accepted nor clearly worse, whose wins and losses are both numerous and each spread over two or
+more strata, is saved for final skill selection without replacing s_t. Such a candidate solves a
+different part of the task than s_t: final selection may still prefer it on a larger common set."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What a screening outcome decides (paper App. B; the released code's probation, notes §4.6).
+"""What a screening outcome decides (paper App. B; the released code's probation,
+docs/released-code.md §4.6).
 
 Paper: a candidate that passes the screening gates goes on to validation; one that fails them
 is saved when the save rule holds with a gain below eps_s, else rejected.
