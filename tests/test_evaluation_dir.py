@@ -82,9 +82,9 @@ def test_out_refuses_a_training_run(tmp_path):
 
 
 def test_the_committed_transfer_gain_is_the_answer_format():
-    """README, "Beside fixed-operator baselines": on the 1.5B target the demo's final skill wins
-    17 samples and loses none, because the model then answers with the bare value rather than
-    a sentence. Read back from the committed evaluation's cache."""
+    """docs/demo-trace.md, "Beside fixed-operator baselines": on the 1.5B target the demo's final
+    skill wins 17 samples and loses none, because the model then answers with the bare value
+    rather than a sentence. Read back from the committed evaluation's cache."""
     from llm_cache.client import CachedLLM
     from llm_cache.modes import Mode
     from llm_cache.reader import CacheReader

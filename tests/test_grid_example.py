@@ -1,7 +1,8 @@
-"""The README's example grid, run as the README says (`python -m examples.grid.run_scripted`):
-the grid file through `stratune grid` and the real SDK against the fake Messages API server with
-the scripted toy models. The tables it prints are the ones the README shows, byte for byte, and
-its cells work with `replay`, `view` and `--dry-run` like any run directory."""
+"""The docs' example grid (docs/grids.md), run as the page says (`python -m
+examples.grid.run_scripted`): the grid file through `stratune grid` and the real SDK against the
+fake Messages API server with the scripted toy models. The tables it prints are the ones the page
+shows, byte for byte, the grid file is the one it shows, and its cells work with `replay`, `view`
+and `--dry-run` like any run directory."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from examples.grid import run_scripted
 from replay import runner
 from replay.app import main as stratune
 from replay.show import load_run
+from tests.support.docs import ROOT, block_after, page
 
-ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+GRIDS = page("grids.md")
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +36,9 @@ def example(tmp_path_factory) -> tuple[Path, str]:
     return out, capture.getvalue()
 
 
-def test_the_readme_shows_the_tables_this_grid_prints(example):
+def test_the_docs_show_the_tables_this_grid_prints(example):
     _, printed = example
-    shown = re.search(r"<!-- compare:begin -->\n(.*?)<!-- compare:end -->", README, re.S).group(1)
+    shown = re.search(r"<!-- compare:begin -->\n(.*?)<!-- compare:end -->", GRIDS, re.S).group(1)
     tables = printed[printed.index("**Test scores"):]
     assert tables.strip() == shown.strip()
     assert re.search(r"grid: 16 cells in \S+example-grid: 16 done", printed)
@@ -58,3 +59,11 @@ def test_a_rerun_skips_every_cell_and_dry_run_lists_them(example, capsys):
     assert len(listed) == 16 and all(line.startswith("finished ") for line in listed)
     assert stratune(["grid", str(grid), "--out", str(out)]) == 0  # no server: nothing is called
     assert "16 skipped" in capsys.readouterr().out
+
+
+def test_the_docs_show_the_grid_file_as_it_is():
+    shown = block_after(GRIDS, "# Grids and the paper's tables", "toml")
+    lines = (ROOT / "examples" / "grid" / "grid.toml").read_text(encoding="utf-8").splitlines()
+    while lines[0].startswith("#"):  # the file's own header says how to run it
+        lines.pop(0)
+    assert shown.splitlines() == lines

@@ -1,7 +1,7 @@
-"""The README's local-model example, run exactly as written: `stratune train` with SmolLM2-135M
-as target and optimizer, the default configuration, on a slice of the bundled demo task. Then
-`stratune demo --live` on the same directory, which must be the same run (answered from its
-cache). Skipped unless the local path is installed (`make test-local` installs it)."""
+"""The docs' local-model example (docs/models.md), run exactly as written: `stratune train` with
+SmolLM2-135M as target and optimizer, the default configuration, on a slice of the bundled demo
+task. Then `stratune demo --live` on the same directory, which must be the same run (answered
+from its cache). Skipped unless the local path is installed (`make test-local` installs it)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from replay import local_model
 from replay.demo import demo_live
 from replay.trace import RunDir
 from stratune_core.events import RoundStarted, RunFinished
+from tests.support.docs import block_after, page
 
-ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-MARKER = "SmolLM2 as target and optimizer"
+MODELS = page("models.md")
+MARKER = "### SmolLM2 as target and optimizer"
 
 pytestmark = [
     pytest.mark.local_model,
@@ -37,29 +37,26 @@ pytestmark = [
 ]
 
 
-def readme_block() -> str:
-    start = README.index(MARKER)
-    found = re.search(r"```bash\n(.*?)```", README[start:], re.S)
-    assert found, f"no ```bash block after {MARKER!r} in README.md"
-    return found.group(1)
+def docs_block() -> str:
+    return block_after(MODELS, MARKER, "bash")
 
 
 @pytest.fixture(scope="module")
 def smol_run(tmp_path_factory) -> Path:
-    """Run the README block in a fresh directory (so nothing lands in traces/)."""
-    cwd = tmp_path_factory.mktemp("readme")
+    """Run the docs' block in a fresh directory (so nothing lands in traces/)."""
+    cwd = tmp_path_factory.mktemp("docs")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "COLUMNS": "100"}
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", readme_block()], cwd=cwd, env=env,
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", docs_block()], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=1800, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "Traceback" not in done.stdout + done.stderr
-    out = re.search(r"--out (\S+)", readme_block())
+    out = re.search(r"--out (\S+)", docs_block())
     assert out is not None
     return cwd / out.group(1)
 
 
-def test_the_readme_run_ends_normally_after_two_rounds(smol_run):
+def test_the_docs_run_ends_normally_after_two_rounds(smol_run):
     run = RunDir.at(smol_run)
     manifest, events = run.read_manifest(), run.read_events()[1]
     assert manifest.finished and manifest.config.optimizer_max_tokens == 16384  # the default

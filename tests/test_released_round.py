@@ -50,7 +50,7 @@ def _prompts(llm, kind=CallKind.CANDIDATE_GENERATION) -> str:
 
 @pytest.fixture(scope="module")
 def full():
-    """The closing note's run A (README "The released profile"), in process."""
+    """The closing note's run A (docs/profiles.md, "The released profile"), in process."""
     llm = InProcessLLM(optimizer=ToyOptimizer(style=CLOSING_A.style))
     return run(CLOSING_A.config(), CLOSING_A.task(), llm), llm
 

@@ -1,4 +1,4 @@
-"""The closing note's `--profile released` toy runs (README "The released profile"),
+"""The closing note's `--profile released` toy runs (docs/profiles.md, "The released profile"),
 through the shell: run A fires every released mechanism but I2 on a batch without failures,
 run B fires that one (`tests/support/mechanisms.py` says why no toy run fires both), the
 manifest holds the released values, and a released run replays offline byte for byte (the
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import io
+import re
 
 import pytest
 from rich.console import Console
@@ -15,7 +16,8 @@ from rich.console import Console
 from replay import models, runner
 from replay.trace import RunDir
 from tests.support import cli
-from tests.support.mechanisms import CLOSING_A, CLOSING_B, MECHANISMS, ClosingRun, fired
+from tests.support.docs import page
+from tests.support.mechanisms import CLOSING_A, CLOSING_B, MECHANISMS, ClosingRun, by_type, fired
 
 ONLY_IN_B = "i2_without_failures"
 
@@ -38,9 +40,29 @@ def test_run_a_fires_every_mechanism_but_one(run_a):
     assert set(counts) == set(MECHANISMS)
 
 
-def test_run_b_fires_i2_on_batches_without_failures(tmp_path):
-    _, events = _train(CLOSING_B, tmp_path / "b").read_events()
+@pytest.fixture(scope="module")
+def run_b(tmp_path_factory) -> RunDir:
+    return _train(CLOSING_B, tmp_path_factory.mktemp("released") / "b")
+
+
+def test_run_b_fires_i2_on_batches_without_failures(run_b):
+    _, events = run_b.read_events()
     assert fired(events)[ONLY_IN_B] >= 1
+
+
+def test_the_docs_tables_are_what_the_two_runs_fired(run_a, run_b):
+    """The counts docs/profiles.md gives for runs A and B: mechanisms, then events by type."""
+    text = page("profiles.md")
+    tables = text[text.index("Times each mechanism fired"):text.index("Released-code defects")]
+    shown = {name: (int(a), int(b))
+             for name, a, b in re.findall(r"`([\w /]+)` \| (\d+) \| (\d+)", tables)}
+    (_, events_a), (_, events_b) = run_a.read_events(), run_b.read_events()
+    mechanisms = {name: (fired(events_a)[name], fired(events_b)[name]) for name in MECHANISMS}
+    types_a, types_b = by_type(events_a), by_type(events_b)
+    types = {name: (types_a[name], types_b[name]) for name in types_a | types_b}
+    assert {name: shown.get(name) for name in mechanisms} == mechanisms
+    assert {name: shown.get(name) for name in types} == types
+    assert set(shown) == set(mechanisms) | set(types)
 
 
 def test_the_manifest_holds_the_released_values(run_a):

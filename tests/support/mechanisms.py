@@ -7,9 +7,9 @@ save rule's wins >= losses (a screening rejection that the paper would have save
 pool (s0 compared in final selection, refused a seat or pruned), the final-selection floor
 (a selection threshold of 2/|train| above 0.010).
 
-`CLOSING_A` and `CLOSING_B` are the closing note's two toy runs (README "The released
-profile"): A shows every mechanism but I2 on a batch without failures, which B shows. No toy
-run shows both that rule and donor salvage: the rule needs an s_t that fails no sample it ran
+`CLOSING_A` and `CLOSING_B` are the closing note's two toy runs (docs/profiles.md, "The
+released profile"): A shows every mechanism but I2 on a batch without failures, which B shows. No
+toy run shows both that rule and donor salvage: the rule needs an s_t that fails no sample it ran
 (residual pooling borrows any known failure), salvage needs s_t to fail samples a donor
 solves when the rounds end, and once s_t solves every sample it ran no candidate can show a
 gain over it, so s_t never fails again.

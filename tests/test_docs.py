@@ -1,0 +1,120 @@
+"""The README and the docs site say what the code does: the README stays short with the two
+set-up commands on its first screen, every `stratune` command the docs show parses, and the
+figures the pages quote from the code or from committed traces (prompt version, `stratune demo`'s
+summary, the runs table of `compare`, the released profile's toy runs) are what the code and the
+traces give today. (Links and anchors: tests/test_docs_links.py and `make docs`.)"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from replay.app import build_parser
+from replay.app import main as stratune
+from replay.demo import demo
+from stratune_core.prompts import PROMPT_VERSION
+from tests.support.docs import README, ROOT, block_after, blocks, page, texts
+from tests.support.mechanisms import CLOSING_A, CLOSING_B
+
+README_TEXT = README.read_text(encoding="utf-8")
+FIRST_SCREEN = 24  # lines a terminal or a repository page shows before scrolling
+
+
+def test_the_readme_is_short():
+    assert len(README_TEXT.splitlines()) <= 300
+
+
+def test_the_two_set_up_commands_are_on_the_first_screen():
+    first = "\n".join(README_TEXT.splitlines()[:FIRST_SCREEN])
+    commands = [line.split("#")[0].strip() for line in block_after(first, "# StraTune", "bash")
+                .splitlines()]
+    assert commands == ["make demo", "make test"]
+
+
+def _commands() -> list[tuple[str, str]]:
+    """(where, command) of every `stratune` command in a shell block of the README or the docs
+    (continuation lines joined, `[optional parts]` left out), and of every `$ stratune` line of a
+    transcript block."""
+    found = []
+    for name, text in texts():
+        for language, body in blocks(text):
+            lines = re.sub(r"\\\n\s*", " ", body).splitlines()
+            if language == "":  # a transcript: only the lines typed at the prompt
+                lines = [line[2:] for line in lines if line.startswith("$ ")]
+            elif language != "bash":
+                continue
+            for line in lines:
+                words = shlex.split(re.sub(r"\s\[[^\]]*\]", "", line), comments=True)
+                if words and Path(words[0]).name == "stratune":
+                    found.append((name, shlex.join(words)))
+    return found
+
+
+COMMANDS = _commands()
+
+
+def test_the_docs_show_every_subcommand():
+    shown = {shlex.split(command)[1] for _, command in COMMANDS}
+    assert shown >= {"train", "plan", "evaluate", "replay", "view", "demo", "cache", "grid",
+                     "compare"}
+
+
+@pytest.mark.parametrize(("where", "command"), COMMANDS,
+                         ids=[f"{w}: {c[:60]}" for w, c in COMMANDS])
+def test_every_command_the_docs_show_parses(where, command, capsys):
+    try:
+        build_parser().parse_args(shlex.split(command)[1:])
+    except SystemExit:
+        pytest.fail(f"{where}: `{command}` is refused: {capsys.readouterr().err.strip()}")
+
+
+def test_the_prompt_version_the_docs_give_is_the_codes_and_the_demo_traces():
+    said = re.search(r"`stratune_core\.prompts\.PROMPT_VERSION`, now `(\w+)`", page("optimizer.md"))
+    assert said and said.group(1) == PROMPT_VERSION
+    recorded = json.loads((ROOT / "traces" / "demo" / "manifest.json").read_text())
+    said = re.search(r"recorded\s+with prompt version (\w+)", page("demo-trace.md"))
+    assert said and said.group(1) == recorded["prompt_version"]
+
+
+def _same_lines(shown: str, printed: str) -> bool:
+    def lines(text: str) -> list[str]:
+        return [line.rstrip() for line in text.strip().splitlines()]
+    return lines(shown) == lines(printed)
+
+
+def test_the_demo_trace_page_shows_what_stratune_demo_prints():
+    buffer = io.StringIO()
+    assert demo(Console(file=buffer, width=80), ROOT / "traces" / "demo") == 0
+    shown = block_after(page("demo-trace.md"), "`stratune demo` (about")
+    assert _same_lines(shown, buffer.getvalue().replace(str(ROOT / "traces") + "/", "")), \
+        "docs/demo-trace.md shows another `stratune demo` summary: paste the new one (80 columns)"
+
+
+def test_the_demo_trace_page_shows_the_runs_table_compare_prints(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    text = page("demo-trace.md")
+    command = re.search(r"`(stratune compare\s+traces/\* [^`]+)` prints:", text)
+    assert command is not None
+    runs = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "traces").iterdir() if p.is_dir())
+    words = shlex.split(command.group(1))
+    assert stratune([*words[1:2], *runs, *words[3:]]) == 0
+    shown = text[command.end():text.index("Read it plainly.")]
+    assert _same_lines(shown, capsys.readouterr().out)
+
+
+def test_the_released_profiles_toy_runs_are_the_tests_runs():
+    """docs/profiles.md shows the two toy runs that tests/test_released_run.py makes."""
+    shown = block_after(page("profiles.md"), "Every mechanism at work", "bash")
+    lines = shlex.split(re.sub(r"\\\n\s*", " ", shown), comments=True)
+    for closing, out in ((CLOSING_A, "runs/released-a"), (CLOSING_B, "runs/released-b")):
+        args = [str(Path(a).relative_to(ROOT)) if a.startswith(str(ROOT)) else a
+                for a in closing.args()]
+        expected = ["python", "-m", "tests.support.cli", "train", *args, "--out", out]
+        assert " ".join(expected) in " ".join(lines)
+
