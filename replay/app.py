@@ -76,6 +76,10 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", default="paper", choices=("paper", "released"))
     p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
+    p.add_argument("--skill", dest="skill_dir", metavar="DIR",
+                   help="an Agent Skills folder (SKILL.md with name and description): its body "
+                        "is the initial skill, and the learned skill is written as a folder of "
+                        "the same shape in OUT/skill/")
     ab = p.add_argument_group("ablations (paper §4.1)")
     ab.add_argument("--selector", help=selector_usage())
     ab.add_argument("--forms", choices=("all", "F4"))
@@ -107,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "preset, the --config file and the flags, and which set each field")
     plan.set_defaults(func=cmd_plan)
     ev = sub.add_parser("evaluate", help="score a skill file on a task split")
-    ev.add_argument("--skill", required=True, help="skill text file")
+    ev.add_argument("--skill", required=True,
+                    help="skill text file, or an Agent Skills folder (its SKILL.md body)")
     _task_flags(ev)
     ev.add_argument("--target", required=True, help="target model spec")
     ev.add_argument("--split", default="test", choices=("test", "train"))
@@ -167,7 +172,11 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
     if spec.endswith(".jsonl") or path.is_dir():
         # Stored absolute, so `replay` and `view` work from any directory.
         spec = str(path.resolve())
-    return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit)
+    skill = getattr(args, "skill_dir", None)  # evaluate's --skill is the skill it scores
+    if skill is not None:
+        skill = str(Path(skill).expanduser().resolve())
+    return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit,
+                    skill=skill)
 
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
@@ -177,7 +186,8 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay.viewer.tables import header
 
     run_controls = controls.for_train(args)
-    code = runner.train(_options(args), args.out, console, concurrency=args.concurrency,
+    options = _options(args)
+    code = runner.train(options, args.out, console, concurrency=args.concurrency,
                         test_split="test" if args.test_eval else None, hooks=run_controls.hooks)
     run_controls.finish(code)
     if code == runner.EXIT_OK:
@@ -185,7 +195,19 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
         show(round_table(run.view), console)
         show(header(run.view, run.manifest, run.evaluation), console)
         console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
+        if (folder := learned_skill_folder(options.task, args.out)) is not None:
+            console.print(f"final skill as an Agent Skills folder: {escape(str(folder))}")
     return code
+
+
+def learned_skill_folder(task: TaskSpec, out: str | Path) -> Path | None:
+    """With `--skill DIR`, the learned skill as a folder of DIR's shape: OUT/skill/<name>/."""
+    if task.skill is None:
+        return None
+    from replay.agent_skill import OUT_DIR, read_skill_folder, write_skill_folder
+
+    final = (Path(out) / "final_skill.txt").read_text(encoding="utf-8")
+    return write_skill_folder(read_skill_folder(task.skill), final, Path(out) / OUT_DIR)
 
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from llm_cache.client import CachedLLM
 from llm_cache.records import Role
 from replay import evaluation_dir, models
+from replay.agent_skill import is_skill_folder, read_skill_folder
 from replay.evaluate import score_with_bar
 from replay.serde import TaskSpec
 from replay.trace import RunDir
@@ -70,9 +71,12 @@ def run(args: argparse.Namespace, task_spec: TaskSpec, cache_dir: str, console: 
 
 
 def read_skill(path: Path, flag: str) -> str:
+    """A skill text file, or an Agent Skills folder (the body of its SKILL.md)."""
+    if is_skill_folder(path):
+        return read_skill_folder(path).body
     if path.is_dir():
-        raise StraTuneError(f"{flag} {path}: is a directory; give the skill's text file "
-                            "(e.g. RUN/final_skill.txt)")
+        raise StraTuneError(f"{flag} {path}: a directory without SKILL.md; give the skill's "
+                            "text file (e.g. RUN/final_skill.txt) or an Agent Skills folder")
     try:
         data = path.read_bytes()
     except FileNotFoundError:

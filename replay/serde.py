@@ -130,6 +130,8 @@ class TaskSpec:
     scorer: str | None = None
     placement: str = "system"
     limit: int | None = None
+    # An Agent Skills folder whose SKILL.md body replaces the task's initial skill (`--skill`)
+    skill: str | None = None
 
 
 @frozen(kw_only=True)
