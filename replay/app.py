@@ -20,6 +20,7 @@ from rich.markup import escape
 from llm_cache import cli as cache_cli
 from replay import controls, evaluate_command, models
 from replay.compare import cli as compare_cli
+from replay.error_lines import error_line
 from replay.grid import cli as grid_cli
 from replay.redact import scrub
 from replay.serde import TaskSpec
@@ -292,13 +293,8 @@ def main(argv: Sequence[str] | None = None, *,
             if args.command == "cache":
                 return int(args.func(args))
             return int(args.func(args, console))
-        except StraTuneError as exc:
-            return _bad_input(str(exc))
-        except OSError as exc:  # a file the user named cannot be read or written
-            where = f"{exc.filename}: " if exc.filename else ""
-            return _bad_input(f"{where}{exc.strerror or exc}")
-        except sqlite3.DatabaseError as exc:
-            return _bad_input(f"a cache database cannot be read ({exc}); check --cache-dir")
+        except (StraTuneError, OSError, sqlite3.DatabaseError) as exc:
+            return _bad_input(error_line(exc) or str(exc))
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
