@@ -61,9 +61,9 @@ def _import(module_name: str) -> object:
 def resolve_scorer(spec: str) -> Scorer:
     if ":" in spec and not spec.startswith("numeric"):
         module_name, _, attr = spec.partition(":")
-        if module_name == "__main__":
-            raise ConfigError(f"scorer: {spec!r} was defined in a script or a notebook and "
-                              "cannot be imported; replay the run from Python with "
+        if module_name == "__main__" or "<" in attr:  # a script's, a lambda, a closure
+            raise ConfigError(f"scorer: {spec!r} was defined in a script, a notebook or a "
+                              "function and cannot be imported; replay the run from Python with "
                               "stratune.replay(DIR, scorer=...), or move the function into a "
                               "module")
         try:
