@@ -22,6 +22,7 @@ from replay import controls, evaluate_command, models
 from replay.compare import cli as compare_cli
 from replay.error_lines import error_line
 from replay.grid import cli as grid_cli
+from replay.help_examples import add_examples
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
@@ -143,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache_cli.register(sub)
     grid_cli.register(sub)
     compare_cli.register(sub)
+    add_examples(sub)
     return parser
 
 
