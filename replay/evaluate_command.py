@@ -99,7 +99,7 @@ def read_skill(path: Path, flag: str) -> str:
     if is_skill_folder(path):
         return read_skill_folder(path).body
     if path.is_dir():
-        raise StraTuneError(f"{flag} {path}: a directory without SKILL.md; give the skill's "
+        raise StraTuneError(f"{flag} {path}: is a directory without SKILL.md; give the skill's "
                             "text file (e.g. RUN/final_skill.txt) or an Agent Skills folder")
     try:
         data = path.read_bytes()

@@ -72,7 +72,8 @@ def resolve_scorer(spec: str) -> Scorer:
             raise ConfigError(f"scorer: cannot load {spec!r} ({exc}); give module:function "
                               "importable from the current directory") from None
         if not callable(fn):
-            raise ConfigError(f"scorer: {spec!r} is not callable")
+            raise ConfigError(f"scorer: {spec!r} is not callable; name a function (answer, "
+                              "expected) -> [0, 1]")
         return function_scorer(fn, spec)
     return builtin_scorer(spec)
 
