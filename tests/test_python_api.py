@@ -5,6 +5,7 @@ and raises one-line typed errors. Everything runs on the toy world's scripted mo
 from __future__ import annotations
 
 import ast
+import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -242,3 +243,19 @@ def test_the_wheel_carries_the_public_module(tmp_path: Path) -> None:
     assert "stratune/__init__.py" in names and "replay/api/session.py" in names
     assert "Requires-Dist: pyyaml" in metadata
 
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/python-api.md"])
+def test_the_documented_example_runs(doc: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    """The Python example of the README and of docs/python-api.md, with the scripted models
+    in place of the Anthropic ones."""
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S)
+                 if "stratune.optimize(" in b)
+    code = block.replace('"anthropic:claude-haiku-4-5"', f'"{MODELS["target"]}"').replace(
+        '"anthropic:claude-sonnet-4-6"', f'"{MODELS["optimizer"]}"')
+    assert code.count("scripted:") == 2
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, doc, "exec"), {})  # noqa: S102
+    final = (tmp_path / "runs" / "sums" / "final_skill.txt").read_text(encoding="utf-8")
+    assert final.strip() in capsys.readouterr().out
