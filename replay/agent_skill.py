@@ -173,6 +173,23 @@ def skill_markdown(skill: AgentSkill, text: str) -> str:
     return f"{FENCE}\n{skill.front_matter}{FENCE}\n\n{text.strip()}\n"
 
 
+def check_learned(parent: Path, final_text: str) -> str | None:
+    """`stratune replay`: each learned skill folder under `parent` (OUT/skill/) holds the
+    recomputed final skill as its body; None, or one line naming the first that does not."""
+    if not parent.is_dir():
+        return None
+    for folder in sorted(p for p in parent.iterdir() if p.is_dir() and
+                         not p.name.startswith(".")):
+        try:
+            body = read_skill_folder(folder).body
+        except SkillFolderError as exc:
+            return f"{exc} (the learned skill folder was edited)"
+        if body != final_text.strip():
+            return (f"{folder / SKILL_FILE}: its body differs from the recomputed final skill "
+                    "(the file was edited)")
+    return None
+
+
 def write_skill_folder(skill: AgentSkill, text: str, parent: str | Path) -> Path:
     """`parent/<name>/`: the source folder's other files, copied, and SKILL.md with `text` as
     its body. Built beside the destination and moved into place, so a reader never sees half

@@ -152,3 +152,16 @@ def test_another_folder_is_another_run(tmp_path: Path, capsys) -> None:
     assert main(["train", *TOY_RUN, "--max-rounds", "1", "--skill", str(other),
                  "--out", str(out)]) == 2
     assert "holds a different run: task differ" in capsys.readouterr().err
+
+
+def test_replay_detects_an_edited_learned_skill(tmp_path: Path, capsys) -> None:
+    """The learned folder is part of the trace: an edited body fails `stratune replay`."""
+    out = tmp_path / "run"
+    assert main(["train", *TOY_RUN, "--max-rounds", "2", "--skill",
+                 str(_folder(tmp_path / "skills")), "--out", str(out)]) == 0
+    skill_md = out / "skill" / "toy-skill" / SKILL_FILE
+    skill_md.write_text(skill_md.read_text() + "\nAlways answer 42.\n")
+    capsys.readouterr()
+    assert main(["replay", str(out)]) == 1
+    said = capsys.readouterr().out
+    assert "replay FAILED" in said and "differs from the recomputed final skill" in said
