@@ -173,6 +173,15 @@ def skill_markdown(skill: AgentSkill, text: str) -> str:
     return f"{FENCE}\n{skill.front_matter}{FENCE}\n\n{text.strip()}\n"
 
 
+def write_learned(skill: str | Path | None, out: str | Path) -> Path | None:
+    """After a run from the skill folder `skill`: the run's final skill as a folder of the same
+    shape, OUT/skill/<name>/ (None when the run did not start from a folder)."""
+    if skill is None:
+        return None
+    final = (Path(out) / "final_skill.txt").read_text(encoding="utf-8")
+    return write_skill_folder(read_skill_folder(skill), final, Path(out) / OUT_DIR)
+
+
 def check_learned(parent: Path, final_text: str) -> str | None:
     """`stratune replay`: each learned skill folder under `parent` (OUT/skill/) holds the
     recomputed final skill as its body; None, or one line naming the first that does not."""

@@ -184,6 +184,7 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay import runner
+    from replay.agent_skill import write_learned
     from replay.show import load_run, show
     from replay.viewer.rounds import round_table
     from replay.viewer.tables import header
@@ -198,19 +199,9 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
         show(round_table(run.view), console)
         show(header(run.view, run.manifest, run.evaluation), console)
         console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
-        if (folder := learned_skill_folder(options.task, args.out)) is not None:
+        if (folder := write_learned(options.task.skill, args.out)) is not None:
             console.print(f"final skill as an Agent Skills folder: {escape(str(folder))}")
     return code
-
-
-def learned_skill_folder(task: TaskSpec, out: str | Path) -> Path | None:
-    """With `--skill DIR`, the learned skill as a folder of DIR's shape: OUT/skill/<name>/."""
-    if task.skill is None:
-        return None
-    from replay.agent_skill import OUT_DIR, read_skill_folder, write_skill_folder
-
-    final = (Path(out) / "final_skill.txt").read_text(encoding="utf-8")
-    return write_skill_folder(read_skill_folder(task.skill), final, Path(out) / OUT_DIR)
 
 
 def cmd_plan(args: argparse.Namespace, console: Console) -> int:

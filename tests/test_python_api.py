@@ -259,3 +259,11 @@ def test_the_documented_example_runs(doc: str, tmp_path: Path, monkeypatch, caps
     exec(compile(code, doc, "exec"), {})  # noqa: S102
     final = (tmp_path / "runs" / "sums" / "final_skill.txt").read_text(encoding="utf-8")
     assert final.strip() in capsys.readouterr().out
+
+
+def test_errors_carry_no_secret(tmp_path: Path) -> None:
+    """A key in a model spec is masked in the raised message, as on the command line."""
+    with pytest.raises(stratune.StraTuneError) as caught:
+        stratune.optimize("toy", target="anthropic:claude-haiku-4-5?api_key=sk-ant-FAKE123&x=1",
+                          optimizer=MODELS["optimizer"], out=tmp_path / "run")
+    assert "sk-ant-FAKE123" not in str(caught.value) and "***" in str(caught.value)

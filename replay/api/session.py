@@ -25,13 +25,14 @@ from rich.console import Console
 from llm_cache.accounting import Accounting
 from llm_cache.gates import StopRequested
 from replay import evaluate_command, evaluation_dir, models, runner, verify
-from replay.agent_skill import OUT_DIR, read_skill_folder, write_skill_folder
+from replay.agent_skill import read_skill_folder, write_learned
 from replay.api.data_task import DataTask, Row, ScorerArg
 from replay.api.runs import Cost, Round, Run, load_run
 from replay.error_lines import error_line
 from replay.evaluation_dir import EvaluationRecord
 from replay.options import RunOptions, build_config, parse_budget
 from replay.plan import Plan, make_plan
+from replay.redact import scrub
 from replay.serde import TaskSpec
 from replay.tasks import custom
 from replay.train_hooks import TrainHooks
@@ -179,13 +180,16 @@ def _errors() -> Iterator[None]:
     """Errors the command prints as one line are raised as `StraTuneError` with that line."""
     try:
         yield
-    except StraTuneError:
+    except StraTuneError as exc:
+        line = " ".join(scrub(str(exc)).split())  # as the command prints it: no secrets
+        if line != str(exc):
+            exc.args = (line,)
         raise
     except Exception as exc:
         line = error_line(exc)
         if line is None:
             raise
-        raise StraTuneError(" ".join(line.split())) from exc
+        raise StraTuneError(" ".join(scrub(line).split())) from exc
 
 
 def _said(console: Console, *starts: str) -> str:
@@ -240,11 +244,7 @@ def _train(prepared: _Prepared, out: Path, console: Console, recorder: _Recorder
                             test_split="test" if test_eval else None,
                             hooks=TrainHooks(observers=(recorder,)))
         _raise_for(code, console)
-        folder = None
-        if prepared.skill is not None:
-            final = (out / "final_skill.txt").read_text(encoding="utf-8")
-            folder = write_skill_folder(read_skill_folder(prepared.skill), final, out / OUT_DIR)
-        return OptimizeResult.of(load_run(out), folder)
+        return OptimizeResult.of(load_run(out), write_learned(prepared.skill, out))
 
 
 def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
@@ -346,13 +346,14 @@ def evaluate(skill: SkillArg | OptimizeResult, *, task: TaskArg, target: str,
             text = loaded.info.initial_skill if baseline == evaluate_command.INITIAL else \
                 _skill_text(baseline, "baseline")
             skills.insert(0, (_label(baseline), text))
-        if prepared.data is not None and out is not None:
-            prepared.data.write(Path(prepared.options.task.spec))
-        return evaluate_command.score_skills(
+        scored = evaluate_command.score_skills(
             loaded, prepared.options.task, skills, target, split=split,
             cache_dir=str(cache_dir), out=None if out is None else str(out),
             concurrency=concurrency, console=console,
-            baseline=None if baseline is None else _label(baseline)).record
+            baseline=None if baseline is None else _label(baseline))
+        if prepared.data is not None and out is not None:  # so that `stratune replay OUT` reloads it
+            prepared.data.write(Path(prepared.options.task.spec))
+        return scored.record
 
 
 def _label(skill: SkillArg | OptimizeResult) -> str:
