@@ -267,3 +267,18 @@ def test_errors_carry_no_secret(tmp_path: Path) -> None:
         stratune.optimize("toy", target="anthropic:claude-haiku-4-5?api_key=sk-ant-FAKE123&x=1",
                           optimizer=MODELS["optimizer"], out=tmp_path / "run")
     assert "sk-ant-FAKE123" not in str(caught.value) and "***" in str(caught.value)
+
+
+def test_a_stop_file_raises_run_stopped_and_the_same_call_resumes(tmp_path: Path) -> None:
+    """OUT/STOP ends the run at its first round boundary with the command's line; without
+    the file the same call finishes it, equal to an uninterrupted run."""
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "STOP").touch()
+    with pytest.raises(stratune.RunStopped, match=r"^stopped: .*STOP"):
+        stratune.optimize("toy", **MODELS, out=out, seed=3)
+    assert not stratune.load_run(out).finished
+    (out / "STOP").unlink()
+    result = stratune.optimize("toy", **MODELS, out=out, seed=3)
+    whole = stratune.load_run(record_in_process(tmp_path / "cli", seed=3))
+    assert result.run.manifest.event_digest == whole.manifest.event_digest

@@ -11,6 +11,7 @@ failed after its retries (resumable), `ReplayFailed` when a trace does not repla
 
 from __future__ import annotations
 
+import argparse
 import io
 import queue
 import threading
@@ -24,7 +25,7 @@ from rich.console import Console
 
 from llm_cache.accounting import Accounting
 from llm_cache.gates import StopRequested
-from replay import evaluate_command, evaluation_dir, models, runner, verify
+from replay import controls, evaluate_command, evaluation_dir, models, runner, verify
 from replay.agent_skill import read_skill_folder, write_learned
 from replay.api.data_task import DataTask, Row, ScorerArg
 from replay.api.runs import Cost, Round, Run, load_run
@@ -238,11 +239,18 @@ class _Recorder:
 
 
 def _train(prepared: _Prepared, out: Path, console: Console, recorder: _Recorder, *,
-           concurrency: int, test_eval: bool) -> OptimizeResult:
+           concurrency: int, test_eval: bool, max_cost: float | str | None = None,
+           timeout: float | str | None = None) -> OptimizeResult:
     with _errors(), models.using(prepared.extensions):
+        # the command's stop controls: --max-cost, --timeout, and the STOP file
+        flags = argparse.Namespace(out=str(out), mlflow=None, mlflow_experiment=None,
+                                   max_cost=None if max_cost is None else str(max_cost),
+                                   timeout=None if timeout is None else str(timeout))
+        stops = controls.for_train(flags).hooks
         code = runner.train(prepared.options, str(out), console, concurrency=concurrency,
                             test_split="test" if test_eval else None,
-                            hooks=TrainHooks(observers=(recorder,)))
+                            hooks=TrainHooks(gate=stops.gate,
+                                             observers=(recorder, *stops.observers)))
         _raise_for(code, console)
         return OptimizeResult.of(load_run(out), write_learned(prepared.skill, out))
 
@@ -253,7 +261,9 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
              initial_skill: str | None = None, seed: int = 0, profile: str = "paper",
              config: Mapping[str, Any] | str | Path | None = None, placement: str = "system",
              limit: int | None = None, data_dir: str | None = None, concurrency: int = 8,
-             test_eval: bool = False, progress: bool | None = None) -> OptimizeResult:
+             test_eval: bool = False, max_cost: float | str | None = None,
+             timeout: float | str | None = None,
+             progress: bool | None = None) -> OptimizeResult:
     """Learn a skill (`stratune train`): `out` is the run directory; call again with the same
     arguments to resume an interrupted run or to read back a finished one.
 
@@ -261,7 +271,9 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
     (input, expected) pairs) with `scorer` (a built-in name or a function (answer, expected)
     -> [0, 1]), optional `test` rows and `initial_skill`. skill: an Agent Skills folder, whose
     SKILL.md body is the initial skill; the learned one is written as OUT/skill/<name>/.
-    config: Config fields ({"selector": "fixed:I1"}) or a JSON file of them."""
+    config: Config fields ({"selector": "fixed:I1"}) or a JSON file of them. max_cost (USD)
+    and timeout ("30m") stop the run as `--max-cost` and `--timeout` do, and so does a file
+    OUT/STOP: `RunStopped` is raised and the same call resumes."""
     prepared = _prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
                         test=test, skill=skill, initial_skill=initial_skill, budget=budget,
                         seed=seed, profile=profile, config=config, placement=placement,
@@ -269,7 +281,7 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
     path = Path(out).expanduser()
     recorder = _Recorder(prepared)
     return _train(prepared, path, _console(progress), recorder, concurrency=concurrency,
-                  test_eval=test_eval)
+                  test_eval=test_eval, max_cost=max_cost, timeout=timeout)
 
 
 def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
