@@ -13,21 +13,18 @@ calls) and `replay` (runs, traces and the command line). See docs/python-api.md.
 from __future__ import annotations
 
 from replay.agent_skill import AgentSkill, SkillFolderError, read_skill_folder
+from replay.api.checks import evaluate, plan, replay
 from replay.api.data_task import DataTask
-from replay.api.runs import Candidate, Cost, Round, Run, load_run
-from replay.api.session import (
+from replay.api.results import (
     ModelCallFailed,
     OptimizeResult,
     ReplayFailed,
     ReplayResult,
     RunStopped,
     Update,
-    evaluate,
-    iterate,
-    optimize,
-    plan,
-    replay,
 )
+from replay.api.runs import Candidate, Cost, Round, Run, load_run
+from replay.api.training import iterate, optimize
 from replay.evaluation_dir import EvaluationRecord
 from replay.plan import Plan
 from replay.serde import TraceError
