@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 import stratune
+from llm_cache.backends.function import FunctionBackend
 from replay import models
+from replay.models import ModelKind
 from tests.support.cli import ROOT, main, record_in_process, toy_extensions
 
 MODELS = {"target": "scripted:toy-target", "optimizer": "scripted:toy-optimizer"}
@@ -200,9 +202,29 @@ def test_optimize_with_a_skill_folder(tmp_path: Path) -> None:
     assert stratune.read_skill_folder(result.skill_folder).body == result.final_skill.strip()
 
 
-def test_a_failing_model_raises_a_resumable_error(tmp_path: Path) -> None:
-    """A model call that fails for good raises ModelCallFailed naming it; nothing is lost."""
-    with pytest.raises(stratune.StraTuneError, match="scripted model 'nope'"):
+def test_a_failing_model_raises_model_call_failed(tmp_path: Path) -> None:
+    """A model that fails for good: ModelCallFailed with the command's lines; the run keeps
+    what it recorded and the same call with a working model resumes it."""
+    def gone(request: object) -> object:
+        raise RuntimeError("endpoint gone")
+
+    toy = toy_extensions()
+    broken = ModelKind(canonical=lambda body: "toy-target",
+                       backend=lambda body: FunctionBackend(gone, name=body))
+    out = tmp_path / "run"
+    with models.using(models.Extensions(models={**toy.models, "broken": broken},
+                                        tasks=toy.tasks)), \
+            pytest.raises(stratune.ModelCallFailed) as caught:
+        stratune.optimize("toy", target="broken:toy-target", optimizer=MODELS["optimizer"],
+                          out=out)
+    message = str(caught.value)
+    assert message.startswith("model call failed: ") and "endpoint gone" in message
+    assert message.endswith("run the same command to resume") and "\n" not in message
+    assert (out / "manifest.json").is_file()
+
+
+def test_an_unknown_model_kind_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(stratune.ConfigError, match="scripted model 'nope'"):
         stratune.optimize("toy", target="scripted:nope", optimizer=MODELS["optimizer"],
                           out=tmp_path / "run")
 

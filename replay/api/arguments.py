@@ -30,10 +30,10 @@ class Prepared:
 
 
 def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | None,
-             scorer: ScorerArg | None, test: Sequence[Row] | None, skill: SkillArg | None,
-             initial_skill: str | None, budget: str | int | None, seed: int, profile: str,
-             config: Mapping[str, Any] | str | Path | None, placement: str,
-             limit: int | None, data_dir: str | None) -> Prepared:
+            scorer: ScorerArg | None, test: Sequence[Row] | None, skill: SkillArg | None,
+            initial_skill: str | None, budget: str | int | None, seed: int, profile: str,
+            config: Mapping[str, Any] | str | Path | None, placement: str,
+            limit: int | None, data_dir: str | None) -> Prepared:
     skill_dir = None if skill is None else str(Path(skill).expanduser().resolve())
     if skill_dir is not None:
         read_skill_folder(skill_dir)  # refused here, before anything is written
@@ -58,7 +58,7 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
                          profile=profile, config_file=config_file,
                          overrides=tuple(overrides.items()), data_dir=data_dir)
     return Prepared(options=options, data=data, skill=skill_dir,
-                     extensions=models.Extensions(models=active.models, tasks=tasks))
+                    extensions=models.Extensions(models=active.models, tasks=tasks))
 
 
 def _data_task(task: TaskArg, scorer: ScorerArg | None, test: Sequence[Row] | None,

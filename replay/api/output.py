@@ -20,9 +20,10 @@ def console_for(progress: bool | None) -> Console:
     """On a terminal (or with progress=True): the command's live display. Elsewhere: nothing
     printed; the output is kept to quote in an error."""
     shown = Console().is_terminal if progress is None else progress
+    # soft_wrap: each message stays one recorded line (the terminal wraps it for the eye)
     if shown:
-        return Console(record=True)
-    return Console(record=True, file=io.StringIO(), width=10_000)
+        return Console(record=True, soft_wrap=True)
+    return Console(record=True, file=io.StringIO(), width=10_000, soft_wrap=True)
 
 
 @contextmanager
@@ -43,11 +44,12 @@ def raised_as_errors() -> Iterator[None]:
 
 
 def said(console: Console, *starts: str) -> str:
-    """The last thing the command printed that begins with one of `starts`, as one line."""
+    """The last message the command printed that begins with one of `starts`, and the lines
+    printed after it, as one line."""
     lines = console.export_text(clear=False).splitlines()
     for i in range(len(lines) - 1, -1, -1):
         if lines[i].startswith(starts):
-            return " ".join(" ".join(lines[i:]).split())
+            return "; ".join(" ".join(line.split()) for line in lines[i:] if line.strip())
     return "the run ended early"
 
 
