@@ -20,7 +20,9 @@ from rich.markup import escape
 from llm_cache import cli as cache_cli
 from replay import controls, evaluate_command, models
 from replay.compare import cli as compare_cli
+from replay.error_lines import error_line
 from replay.grid import cli as grid_cli
+from replay.help_examples import add_examples
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
@@ -76,6 +78,10 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--profile", default="paper", choices=("paper", "released"))
     p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
+    p.add_argument("--skill", dest="skill_dir", metavar="DIR",
+                   help="an Agent Skills folder (SKILL.md with name and description): its body "
+                        "is the initial skill, and the learned skill is written as a folder of "
+                        "the same shape in OUT/skill/")
     ab = p.add_argument_group("ablations (paper §4.1)")
     ab.add_argument("--selector", help=selector_usage())
     ab.add_argument("--forms", choices=("all", "F4"))
@@ -107,7 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "preset, the --config file and the flags, and which set each field")
     plan.set_defaults(func=cmd_plan)
     ev = sub.add_parser("evaluate", help="score a skill file on a task split")
-    ev.add_argument("--skill", required=True, help="skill text file")
+    ev.add_argument("--skill", required=True,
+                    help="skill text file, or an Agent Skills folder (its SKILL.md body)")
     _task_flags(ev)
     ev.add_argument("--target", required=True, help="target model spec")
     ev.add_argument("--split", default="test", choices=("test", "train"))
@@ -137,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     cache_cli.register(sub)
     grid_cli.register(sub)
     compare_cli.register(sub)
+    add_examples(sub)
     return parser
 
 
@@ -167,17 +175,23 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
     if spec.endswith(".jsonl") or path.is_dir():
         # Stored absolute, so `replay` and `view` work from any directory.
         spec = str(path.resolve())
-    return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit)
+    skill = getattr(args, "skill_dir", None)  # evaluate's --skill is the skill it scores
+    if skill is not None:
+        skill = str(Path(skill).expanduser().resolve())
+    return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit,
+                    skill=skill)
 
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay import runner
+    from replay.agent_skill import write_learned
     from replay.show import load_run, show
     from replay.viewer.rounds import round_table
     from replay.viewer.tables import header
 
     run_controls = controls.for_train(args)
-    code = runner.train(_options(args), args.out, console, concurrency=args.concurrency,
+    options = _options(args)
+    code = runner.train(options, args.out, console, concurrency=args.concurrency,
                         test_split="test" if args.test_eval else None, hooks=run_controls.hooks)
     run_controls.finish(code)
     if code == runner.EXIT_OK:
@@ -185,6 +199,8 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
         show(round_table(run.view), console)
         show(header(run.view, run.manifest, run.evaluation), console)
         console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
+        if (folder := write_learned(options.task.skill, args.out)) is not None:
+            console.print(f"final skill as an Agent Skills folder: {escape(str(folder))}")
     return code
 
 
@@ -270,13 +286,8 @@ def main(argv: Sequence[str] | None = None, *,
             if args.command == "cache":
                 return int(args.func(args))
             return int(args.func(args, console))
-        except StraTuneError as exc:
-            return _bad_input(str(exc))
-        except OSError as exc:  # a file the user named cannot be read or written
-            where = f"{exc.filename}: " if exc.filename else ""
-            return _bad_input(f"{where}{exc.strerror or exc}")
-        except sqlite3.DatabaseError as exc:
-            return _bad_input(f"a cache database cannot be read ({exc}); check --cache-dir")
+        except (StraTuneError, OSError, sqlite3.DatabaseError) as exc:
+            return _bad_input(error_line(exc) or str(exc))
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130

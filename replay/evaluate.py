@@ -37,7 +37,9 @@ def score_skill(
 ) -> SplitScore:
     samples: Sequence[Sample] = task.split(split)
     if not samples:
-        raise TaskDataError(f"task {task.info.name}: the {split!r} split is empty")
+        raise TaskDataError(f"task {task.info.name}: the {split!r} split is empty; add {split} "
+                            "rows (test.jsonl, lines with \"split\": \"test\", or test=[...] in "
+                            "Python), or score another split (--split train)")
     scores: list[float] = []
     for start in range(0, len(samples), CHUNK):
         chunk = samples[start:start + CHUNK]

@@ -4,18 +4,23 @@ optionally keep the result as an evaluation directory that `stratune replay` re-
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
+from attrs import frozen
 from rich.console import Console
 from rich.markup import escape
 
+from llm_cache.accounting import AccountingRow
 from llm_cache.client import CachedLLM
 from llm_cache.records import Role
 from replay import evaluation_dir, models
+from replay.agent_skill import is_skill_folder, read_skill_folder
 from replay.evaluate import score_with_bar
 from replay.serde import TaskSpec
 from replay.trace import RunDir
 from stratune_core.errors import StraTuneError
+from stratune_core.task import Task
 
 INITIAL = "initial"  # --baseline initial: the task's own initial skill
 
@@ -36,43 +41,66 @@ def run(args: argparse.Namespace, task_spec: TaskSpec, cache_dir: str, console: 
         text = task.info.initial_skill if args.baseline == INITIAL else \
             read_skill(Path(args.baseline), "--baseline")
         skills.insert(0, (args.baseline, text))
-    if args.out is not None:
-        out = RunDir.at(args.out)
-        if out.exists():
-            raise StraTuneError(f"--out {out.path}: holds a training run; give another "
-                                "directory for the evaluation")
-        out.prepare()
-        cache_dir = str(out.cache)
-    model = models.canonical_model(args.target)
-    backend = models.build_backend(args.target)
-    results = []
-    with CachedLLM.open(cache_dir, backends={Role.TARGET: backend}, mode="live",
-                        concurrency=args.concurrency) as llm:
-        for label, text in skills:
-            result = score_with_bar(task, text, llm, model, console, split=args.split,
-                                    label=f"evaluating {label}")
-            results.append((label, text, result))
-        total = llm.accounting().total()
-    record = evaluation_dir.record_of(task_spec, args.split, model, results, args.baseline)
+    done = score_skills(task, task_spec, skills, args.target, split=args.split,
+                        cache_dir=cache_dir, out=args.out, concurrency=args.concurrency,
+                        console=console, baseline=args.baseline)
+    record, total = done.record, done.total
     paid = f"[{total.paid_calls} calls paid, {total.cache_hits} from cache]"
     if args.baseline is None:
-        (_, _, result), = results
+        result, = record.skills
         console.print(f"{escape(task.info.name)} {args.split}: score {result.mean:.3f} "
-                      f"({result.solved}/{result.n} solved) with {model} {escape(paid)}")
+                      f"({result.solved}/{record.n} solved) with {record.target_model} "
+                      f"{escape(paid)}")
     else:
         console.print(evaluation_dir.table(record, task.info.success_threshold))
         console.print(escape(paid))
     if args.out is not None:
-        evaluation_dir.write(args.out, record, [text for _, text, _ in results])
         console.print(f"written: {escape(str(Path(args.out) / evaluation_dir.SCORES))} "
                       f"(re-check offline: stratune replay {escape(args.out)})")
     return 0
 
 
+@frozen(kw_only=True)
+class Scored:
+    record: evaluation_dir.EvaluationRecord
+    total: AccountingRow  # this evaluation's calls: paid and from the cache
+
+
+def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, str]],
+                 target: str, *, split: str, cache_dir: str, out: str | None,
+                 concurrency: int, console: Console, baseline: str | None = None) -> Scored:
+    """Score each (label, text) on `split` through the cache (OUT's own with `out`, which then
+    becomes an evaluation directory that `stratune replay` re-checks)."""
+    if out is not None:
+        out_dir = RunDir.at(out)
+        if out_dir.exists():
+            raise StraTuneError(f"--out {out_dir.path}: holds a training run; give another "
+                                "directory for the evaluation")
+        out_dir.prepare()
+        cache_dir = str(out_dir.cache)
+    model = models.canonical_model(target)
+    backend = models.build_backend(target)
+    results = []
+    with CachedLLM.open(cache_dir, backends={Role.TARGET: backend}, mode="live",
+                        concurrency=concurrency) as llm:
+        for label, text in skills:
+            result = score_with_bar(task, text, llm, model, console, split=split,
+                                    label=f"evaluating {label}")
+            results.append((label, text, result))
+        total = llm.accounting().total()
+    record = evaluation_dir.record_of(task_spec, split, model, results, baseline)
+    if out is not None:
+        evaluation_dir.write(out, record, [text for _, text, _ in results])
+    return Scored(record=record, total=total)
+
+
 def read_skill(path: Path, flag: str) -> str:
+    """A skill text file, or an Agent Skills folder (the body of its SKILL.md)."""
+    if is_skill_folder(path):
+        return read_skill_folder(path).body
     if path.is_dir():
-        raise StraTuneError(f"{flag} {path}: is a directory; give the skill's text file "
-                            "(e.g. RUN/final_skill.txt)")
+        raise StraTuneError(f"{flag} {path}: is a directory without SKILL.md; give the skill's "
+                            "text file (e.g. RUN/final_skill.txt) or an Agent Skills folder")
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -19,6 +19,7 @@ from attrs import field, frozen
 from llm_cache.backends import Backend, backend_for
 from llm_cache.records import Role
 from llm_cache.spec import parse_spec
+from replay.agent_skill import WithInitialSkill, read_skill_folder
 from replay.serde import TaskSpec
 from stratune_core.task import Task
 
@@ -88,10 +89,15 @@ def backends(target: str, optimizer: str) -> dict[Role, Backend]:
 
 
 def load_task(spec: TaskSpec, *, data_dir: str | None = None) -> Task:
+    """The task `spec` names; with `spec.skill`, the skill folder's body as its initial skill
+    (the folder is checked first, so a bad one is refused before any data is read)."""
+    skill = None if spec.skill is None else read_skill_folder(spec.skill).body
     loader = active().tasks.get(spec.spec)
     if loader is not None:
-        return loader(spec)
-    from replay.tasks.registry import load_task as registry_load
+        task = loader(spec)
+    else:
+        from replay.tasks.registry import load_task as registry_load
 
-    return registry_load(spec.spec, data_dir=data_dir, scorer=spec.scorer,
-                         placement=spec.placement, limit=spec.limit)
+        task = registry_load(spec.spec, data_dir=data_dir, scorer=spec.scorer,
+                             placement=spec.placement, limit=spec.limit)
+    return task if skill is None else WithInitialSkill(task, skill)

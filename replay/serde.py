@@ -17,6 +17,7 @@ import attrs
 import cattrs
 import xxhash
 from attrs import field, frozen
+from cattrs.gen import make_dict_unstructure_fn, override
 
 from llm_cache.spec import without_transport
 from stratune_core.config import Config
@@ -39,8 +40,12 @@ class TraceError(StraTuneError):
 
 @functools.cache
 def trace_converter() -> cattrs.Converter:
-    """Built on first use (importing this module builds nothing), then only read."""
-    return make_converter(tagged_unions=(Event,))
+    """Built on first use (importing this module builds nothing), then only read. A task
+    spec without a skill folder is written without the key, as before the key existed."""
+    converter = make_converter(tagged_unions=(Event,))
+    converter.register_unstructure_hook(TaskSpec, make_dict_unstructure_fn(
+        TaskSpec, converter, skill=override(omit_if_default=True)))
+    return converter
 
 
 def canonical_json(data: Any) -> str:
@@ -130,6 +135,8 @@ class TaskSpec:
     scorer: str | None = None
     placement: str = "system"
     limit: int | None = None
+    # An Agent Skills folder whose SKILL.md body replaces the task's initial skill (`--skill`)
+    skill: str | None = None
 
 
 @frozen(kw_only=True)

@@ -28,6 +28,8 @@ from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Request, Response
 from llm_cache.store import CacheNotFound
 from replay import models
+from replay.agent_skill import OUT_DIR as SKILL_OUT
+from replay.agent_skill import check_learned
 from replay.evaluate import score_skill
 from replay.redact import scrub
 from replay.serde import Manifest, TraceError, check_prompt_version, digest_of, event_to_line
@@ -230,6 +232,7 @@ def replay(path: str, console: Console) -> int:
             assert final is not None
             problem = (added_blobs(run_dir, added)
                        or final_skill(run_dir, manifest, *final)
+                       or check_learned(run_dir.path / SKILL_OUT, final[1])
                        or _evaluation(run_dir, task, llm, manifest.config, final[0]))
             problem = problem or usage(run_dir, llm.accounting())
         except LLMError as exc:

@@ -1,4 +1,7 @@
-"""The packages depend one way: `replay` -> `stratune_core` -> `llm_cache`.
+"""The packages depend one way: `stratune` -> `replay` -> `stratune_core` -> `llm_cache`.
+
+`stratune` is the public module: it re-exports from the others and nothing in them imports it
+(only users and tests do).
 
 Read from the source (every `import`, also those inside functions), so a lazy import cannot hide
 a dependency the module graph at run time would only show on the path that takes it.
@@ -12,11 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("llm_cache", "stratune_core", "replay")
+PACKAGES = ("llm_cache", "stratune_core", "replay", "stratune")
 ALLOWED = {
     "llm_cache": set(),
     "stratune_core": {"llm_cache"},
     "replay": {"llm_cache", "stratune_core"},
+    "stratune": {"llm_cache", "stratune_core", "replay"},
 }
 
 

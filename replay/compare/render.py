@@ -7,12 +7,11 @@ import csv
 import io
 from collections.abc import Sequence
 
-from rich import box
 from rich.console import Group, RenderableType
-from rich.table import Table as RichTable
 from rich.text import Text
 
 from replay.compare.model import MISSING, Column, Stat, Table, fmt_cell, fmt_number
+from replay.viewer.fit import FitColumn, FitTable
 
 FORMATS = ("rich", "markdown", "csv", "latex")
 
@@ -29,16 +28,16 @@ def _sections(table: Table) -> list[tuple[str | None, list[list[str]]]]:
 
 
 def rich_table(table: Table) -> RenderableType:
-    """The title, then one block per section (its title above its own table)."""
+    """The title, then one block per section (its title above its own table). Each block is
+    laid out for the width it is printed at (`FitTable`): numbers are never cut; the leading
+    text columns (the row's names) are repeated when a block splits."""
     parts: list[RenderableType] = [Text(table.title, style="bold")]
+    columns = [FitColumn(header=c.title, numeric=c.kind != "text") for c in table.columns]
+    leading = next((i for i, c in enumerate(columns) if c.numeric), len(columns))
     for group, rows in _sections(table):
-        t = RichTable(box=box.SIMPLE_HEAD, title=group, title_justify="left",
-                      title_style="italic")
-        for column in table.columns:
-            t.add_column(column.title, justify="left" if column.kind == "text" else "right")
-        for cells in rows:
-            t.add_row(*cells)
-        parts.append(t)
+        if group is not None:
+            parts.append(Text(group, style="italic"))
+        parts.append(FitTable(columns=columns, rows=rows, key=max(1, min(2, leading))))
     parts += [Text(note, style="dim") for note in table.notes]
     return Group(*parts, Text(""))
 

@@ -143,7 +143,8 @@ def find_run_dirs(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if not path.exists():
-            raise ConfigError(f"{path}: not found")
+            raise ConfigError(f"{path}: not found; give run directories (train --out) or grid "
+                              "directories (grid --out)")
         if (path / "manifest.json").is_file():
             found.append(path)
             continue

@@ -20,7 +20,9 @@ import importlib
 import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from llm_cache.records import Response
 from replay.tasks import files
@@ -31,6 +33,7 @@ from stratune_core.tasks.common import Placement, Splits
 from stratune_core.tasks.custom import CustomItem, CustomTask
 from stratune_core.tasks.custom_scorers import (
     BUILTIN,
+    ScoreFn,
     Scorer,
     builtin_scorer,
     golds,
@@ -58,15 +61,28 @@ def _import(module_name: str) -> object:
 def resolve_scorer(spec: str) -> Scorer:
     if ":" in spec and not spec.startswith("numeric"):
         module_name, _, attr = spec.partition(":")
+        if module_name == "__main__" or "<" in attr:  # a script's, a lambda, a closure
+            raise ConfigError(f"scorer: {spec!r} was defined in a script, a notebook or a "
+                              "function and cannot be imported; replay the run from Python with "
+                              "stratune.replay(DIR, scorer=...), or move the function into a "
+                              "module")
         try:
             fn = getattr(_import(module_name), attr)
         except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"scorer: cannot load {spec!r} ({exc})") from None
+            raise ConfigError(f"scorer: cannot load {spec!r} ({exc}); give module:function "
+                              "importable from the current directory") from None
         if not callable(fn):
-            raise ConfigError(f"scorer: {spec!r} is not callable")
-        return Scorer(name=spec, fn=fn, binary=bool(getattr(fn, "binary", False)),
-                      threshold=float(getattr(fn, "threshold", 1.0)))
+            raise ConfigError(f"scorer: {spec!r} is not callable; name a function (answer, "
+                              "expected) -> [0, 1]")
+        return function_scorer(fn, spec)
     return builtin_scorer(spec)
+
+
+def function_scorer(fn: ScoreFn, name: str) -> Scorer:
+    """The user's function (answer text, expected) -> [0, 1]; its attributes `binary` and
+    `threshold`, if set, say how its scores read."""
+    return Scorer(name=name, fn=fn, binary=bool(getattr(fn, "binary", False)),
+                  threshold=float(getattr(fn, "threshold", 1.0)))
 
 
 def _check_expected(expected: object, scorer: Scorer, where: str) -> None:
@@ -118,9 +134,16 @@ def _sample(row: object, path: Path, lineno: int, scorer: Scorer) -> tuple[str |
 
 
 def _read(path: Path, scorer: Scorer, forced: str | None) -> dict[str, list[Sample]]:
+    return samples_of(files.read_jsonl(path, "custom task file"), path, scorer, forced)
+
+
+def samples_of(rows: Iterable[tuple[int, Any]], path: Path, scorer: Scorer,
+               forced: str | None) -> dict[str, list[Sample]]:
+    """The samples of `rows` ((line number, JSON value) as a task file holds them) by split;
+    `forced` is the split of a file that holds only one."""
     out: dict[str, list[Sample]] = {s: [] for s in SPLITS}
     seen: dict[str, int] = {}
-    for lineno, row in files.read_jsonl(path, "custom task file"):
+    for lineno, row in rows:
         split, sample = _sample(row, path, lineno, scorer)
         if forced is not None and split not in (None, forced):
             raise TaskDataError(f"{path}:{lineno}: field 'split': {split!r} in the {forced} file")
@@ -134,35 +157,57 @@ def _read(path: Path, scorer: Scorer, forced: str | None) -> dict[str, list[Samp
     return out
 
 
-def load(spec: str | Path, *, scorer: str | None = None, placement: str = "system",
+def load(spec: str | Path, *, scorer: str | Scorer | None = None, placement: str = "system",
          limit: int | None = None, name: str | None = None, max_tokens: int = 1024) -> CustomTask:
+    """`scorer`: a name as `--scorer` takes it, or a `Scorer` already built (a Python
+    program's own function). A directory's test.jsonl may be empty: a task kept for training
+    only (a program's data with no test rows); a single file needs lines of both splits."""
     path = Path(spec).expanduser()
-    chosen = resolve_scorer(scorer or "exact")
+    chosen = scorer if isinstance(scorer, Scorer) else resolve_scorer(scorer or "exact")
     if path.is_dir():
         parts = {s: _read(files.require_file(path / f"{s}.jsonl", f"{s} split"), chosen, s)[s]
                  for s in SPLITS}
-        where = {s: path / f"{s}.jsonl" for s in SPLITS}
         skill_file = path / "initial_skill.txt"
     else:
         parts = _read(path, chosen, None)
-        where = dict.fromkeys(SPLITS, path)
+        for split in SPLITS:
+            _non_empty(parts, split, path)
         skill_file = path.parent / "initial_skill.txt"
-    for split in SPLITS:
-        if not parts[split]:
-            raise TaskDataError(f"{where[split]}: empty split {split!r}; field 'split' needs "
-                                f"at least one {split} line")
-    skill = files.read_text(skill_file, "initial skill").strip() if skill_file.is_file() \
-        else DEFAULT_SKILL
+    skill = files.read_text(skill_file, "initial skill") if skill_file.is_file() else None
+    return _task(path, parts, chosen, skill, placement=placement, limit=limit,
+                 name=name or (path.name if path.is_dir() else path.stem), max_tokens=max_tokens)
+
+
+def load_rows(folder: Path, rows: dict[str, list[tuple[int, Any]]], *, scorer: Scorer,
+              initial_skill: str | None, placement: str = "system",
+              limit: int | None = None) -> CustomTask:
+    """The task that `load(folder)` reads once `rows` are written there as train.jsonl and
+    test.jsonl (and `initial_skill` as initial_skill.txt), built without the files."""
+    parts = {s: samples_of(rows[s], folder / f"{s}.jsonl", scorer, s)[s] for s in SPLITS}
+    return _task(folder, parts, scorer, initial_skill, placement=placement, limit=limit,
+                 name=folder.name, max_tokens=1024)
+
+
+def _non_empty(parts: dict[str, list[Sample]], split: str, where: Path) -> None:
+    if not parts[split]:
+        raise TaskDataError(f"{where}: empty split {split!r}; field 'split' needs at least one "
+                            f"{split} line")
+
+
+def _task(path: Path, parts: dict[str, list[Sample]], scorer: Scorer, skill: str | None, *,
+          placement: str, limit: int | None, name: str, max_tokens: int) -> CustomTask:
+    where = path / "train.jsonl" if path.is_dir() or not path.suffix else path
+    _non_empty(parts, "train", where)
     task = CustomTask(
-        name=name or (path.name if path.is_dir() else path.stem),
+        name=name,
         splits=Splits(name=str(path), train=files.limited(tuple(parts["train"]), limit),
                       test=files.limited(tuple(parts["test"]), limit)),
-        initial_skill=skill,
-        scorer=chosen,
+        initial_skill=DEFAULT_SKILL if skill is None else skill.strip(),
+        scorer=scorer,
         placement=Placement.parse(placement),
         max_tokens=max_tokens,
     )
-    if chosen.name.partition(":")[0] not in BUILTIN:  # module:function, the user's code
+    if scorer.name.partition(":")[0] not in BUILTIN:  # module:function, the user's code
         _try_scorer(task)
     return task
 

@@ -30,7 +30,8 @@ def data_root(data_dir: str | Path | None) -> Path:
         )
     root = Path(raw).expanduser()
     if not root.is_dir():
-        raise TaskDataError(f"{root}: data directory not found")
+        raise TaskDataError(f"{root}: data directory not found; pass --data DIR or set {ENV_DATA} "
+                            "to the folder holding the benchmark folders")
     return root
 
 

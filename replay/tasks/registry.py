@@ -47,9 +47,10 @@ def load_task(
     limit: int | None = None,
 ) -> Task:
     if limit is not None and limit < 1:
-        raise ConfigError(f"limit: must be >= 1, got {limit}")
+        raise ConfigError(f"limit: must be >= 1, got {limit}; give --limit 1 or more")
     if scorer is not None and not _is_custom(spec):
-        raise ConfigError(f"scorer: only custom JSONL tasks take a scorer (task {spec!r})")
+        raise ConfigError(f"scorer: only custom JSONL tasks take a scorer (task {spec!r}); "
+                          "drop --scorer, or give --task a .jsonl file or a folder of them")
     if spec in BENCHMARKS:
         return BENCHMARKS[spec](data_dir, placement=placement, limit=limit)
     if spec == "demo":

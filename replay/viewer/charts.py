@@ -3,7 +3,8 @@ operator of each round drawn as a strip on the same axis."""
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from attrs import frozen
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.text import Text
 
 from replay.viewer.model import RunView
@@ -11,13 +12,33 @@ from replay.viewer.style import STRATEGY_STYLE
 
 HEIGHT = 9  # odd, so the middle row is 0.50
 WIDTH = 64
+MIN_WIDTH = 20
+LABEL = 6  # the score labels left of the plot ("0.50 │")
 
 
 def _column(spent: int, limit: int, width: int) -> int:
     return min(width - 1, round(spent / max(1, limit) * (width - 1)))
 
 
-def trajectory(view: RunView, width: int = WIDTH, height: int = HEIGHT) -> RenderableType:
+@frozen
+class _Trajectory:
+    """The chart drawn when printed, at most `width` cells wide and narrower when the console
+    is (a 60-column pipe), so that no line wraps and the axis labels stay whole."""
+
+    view: RunView
+    width: int | None
+    height: int
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        room = max(MIN_WIDTH, options.max_width - LABEL)
+        yield _draw(self.view, min(self.width or WIDTH, room), self.height)
+
+
+def trajectory(view: RunView, width: int | None = None, height: int = HEIGHT) -> RenderableType:
+    return _Trajectory(view, width, height)
+
+
+def _draw(view: RunView, width: int, height: int) -> RenderableType:
     limit = view.started.budget if view.started else max((r.spent_end for r in view.rounds),
                                                          default=1)
     points = [(r, r.batch.mean_score) for r in view.rounds

@@ -99,9 +99,10 @@ def _hold_at(fn: Callable[..., Any], calls: int, hold: Path) -> Callable[..., An
 
 def _toy_task(spec: TaskSpec) -> ToyTask:
     if spec.scorer is not None:  # as the built-in tasks do
-        raise ConfigError(f"scorer: only custom JSONL tasks take a scorer (task {spec.spec!r})")
+        raise ConfigError(f"scorer: only custom JSONL tasks take a scorer (task {spec.spec!r}); "
+                          "drop --scorer, or give --task a .jsonl file or a folder of them")
     if spec.limit is not None and spec.limit < 1:
-        raise ConfigError(f"limit: must be >= 1, got {spec.limit}")
+        raise ConfigError(f"limit: must be >= 1, got {spec.limit}; give --limit 1 or more")
     if spec.spec == "toy-solvable":
         return ToyTask(n_train=spec.limit or 48, continuous=True, markers=("U", "R", "D", "P"))
     return ToyTask(n_train=spec.limit or 48, continuous=spec.spec == "toy-continuous")

@@ -1,0 +1,232 @@
+"""Agent Skills folders in and out: a folder holding `SKILL.md`, whose YAML front matter names
+the skill and says when to use it, and whose Markdown body is the skill text.
+
+Reading checks the front matter against the published Agent Skills format: `name` (1-64
+lower-case letters, digits and single hyphens, not at either end, equal to the folder's name),
+`description` (1-1024 characters), and where present `license` (text), `compatibility` (1-500
+characters), `metadata` (a map of text to text) and `allowed-tools` (space-separated text).
+Other keys are kept as they are. The front matter's text and the folder's other files are
+carried over to the learned skill unchanged; only the body is replaced.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+from attrs import frozen
+
+from stratune_core.errors import ConfigError
+from stratune_core.records import TaskInfo
+from stratune_core.task import Task
+
+SKILL_FILE = "SKILL.md"
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
+# The body goes into every target prompt and into each optimizer prompt beside its feedback;
+# the format recommends under 5,000 tokens; 200,000 characters (some 50,000 tokens) is far
+# past any skill a model follows, and a sign that reference files were pasted in.
+BODY_MAX_CHARS = 200_000
+FENCE = "---"
+OUT_DIR = "skill"  # in a run directory: skill/<name>/SKILL.md beside final_skill.txt
+
+
+class SkillFolderError(ConfigError):
+    """An Agent Skills folder that cannot be read; the message names the file and the field."""
+
+
+@frozen(kw_only=True)
+class AgentSkill:
+    folder: Path
+    name: str
+    description: str
+    front_matter: str  # the YAML text between the fences, byte for byte
+    body: str  # the skill text: the Markdown below the front matter, stripped
+
+    @property
+    def path(self) -> Path:
+        return self.folder / SKILL_FILE
+
+
+def is_skill_folder(path: str | Path) -> bool:
+    """A directory holding SKILL.md (or SKILL.md itself)."""
+    given = Path(path).expanduser()
+    return (given / SKILL_FILE).is_file() or (given.name == SKILL_FILE and given.is_file())
+
+
+def read_skill_folder(path: str | Path) -> AgentSkill:
+    given = Path(path).expanduser()
+    folder = given.parent if given.name == SKILL_FILE and given.is_file() else given
+    if not folder.is_dir():
+        raise SkillFolderError(f"{folder}: not a folder; give the Agent Skills folder that "
+                               f"holds {SKILL_FILE}")
+    file = folder / SKILL_FILE
+    if not file.is_file():
+        raise SkillFolderError(f"{file}: not found; an Agent Skills folder holds {SKILL_FILE} "
+                               "(YAML front matter with name and description, then the skill)")
+    data = file.read_bytes()
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise SkillFolderError(f"{file}:{line}: not UTF-8 text; save the file as UTF-8") from None
+    front, body = _split(text, file)
+    fields = _parse(front, file)
+    name = _name(fields, file, folder.resolve().name)
+    description = _text_field(fields, "description", file, DESCRIPTION_MAX, required=True)
+    assert description is not None
+    _check_optional(fields, file)
+    body = body.strip()
+    if not body:
+        raise SkillFolderError(f"{file}: body: empty; write the skill's instructions below the "
+                               "front matter")
+    if len(body) > BODY_MAX_CHARS:
+        raise SkillFolderError(f"{file}: body: {len(body):,} characters, over the limit of "
+                               f"{BODY_MAX_CHARS:,}; move reference material into other files "
+                               "of the folder")
+    if "\x00" in body:
+        raise SkillFolderError(f"{file}: body: holds NUL bytes, not text")
+    return AgentSkill(folder=folder, name=name, description=description, front_matter=front,
+                      body=body)
+
+
+def _split(text: str, file: Path) -> tuple[str, str]:
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip() != FENCE:
+        raise SkillFolderError(f"{file}:1: front matter: missing; start the file with a line "
+                               f"'{FENCE}', the fields name: and description:, and a closing "
+                               f"'{FENCE}'")
+    for i, line in enumerate(lines[1:], start=1):
+        if line.rstrip() == FENCE:
+            return "".join(lines[1:i]), "".join(lines[i + 1:])
+    raise SkillFolderError(f"{file}: front matter: no closing '{FENCE}' line; end the YAML "
+                           f"block with a line '{FENCE}'")
+
+
+def _parse(front: str, file: Path) -> dict[str, object]:
+    try:
+        fields = yaml.safe_load(front)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 2}" if mark is not None else ""  # +1 for the fence, +1 1-based
+        problem = getattr(exc, "problem", None) or "not YAML"
+        raise SkillFolderError(f"{file}{line}: front matter: does not parse as YAML "
+                               f"({problem}); quote values holding ': ' or '#'") from None
+    if not isinstance(fields, dict):
+        raise SkillFolderError(f"{file}: front matter: expected YAML fields (name: ..., "
+                               f"description: ...), got {type(fields).__name__}")
+    return {str(k): v for k, v in fields.items()}
+
+
+def _name(fields: dict[str, object], file: Path, folder_name: str) -> str:
+    name = _text_field(fields, "name", file, NAME_MAX, required=True)
+    assert name is not None
+    bad = next((c for c in name if not (c == "-" or (c.isalnum() and c == c.lower()))), None)
+    if bad is not None:
+        raise SkillFolderError(f"{file}: field 'name': {name!r} holds {bad!r}; use lower-case "
+                               "letters, digits and hyphens")
+    if name.startswith("-") or name.endswith("-") or "--" in name:
+        raise SkillFolderError(f"{file}: field 'name': {name!r}: hyphens go between letters or "
+                               "digits, one at a time")
+    if name != folder_name:
+        raise SkillFolderError(f"{file}: field 'name': {name!r} differs from the folder's name "
+                               f"{folder_name!r}; rename one to match the other")
+    return name
+
+
+def _text_field(fields: dict[str, object], key: str, file: Path, limit: int | None, *,
+                required: bool = False) -> str | None:
+    if key not in fields or fields[key] is None:
+        if required:
+            raise SkillFolderError(f"{file}: field {key!r}: missing; add it to the front matter")
+        return None
+    value = fields[key]
+    if not isinstance(value, str):
+        raise SkillFolderError(f"{file}: field {key!r}: expected text, got "
+                               f"{type(value).__name__}; quote the value")
+    if not value.strip():
+        raise SkillFolderError(f"{file}: field {key!r}: empty")
+    if limit is not None and len(value) > limit:
+        raise SkillFolderError(f"{file}: field {key!r}: {len(value)} characters, over the "
+                               f"limit of {limit}; shorten it")
+    return value
+
+
+def _check_optional(fields: dict[str, object], file: Path) -> None:
+    _text_field(fields, "license", file, None)
+    _text_field(fields, "compatibility", file, COMPATIBILITY_MAX)
+    _text_field(fields, "allowed-tools", file, None)
+    metadata = fields.get("metadata")
+    if metadata is not None and not (
+            isinstance(metadata, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
+        raise SkillFolderError(f"{file}: field 'metadata': expected a map of text to text; "
+                               "quote numbers and dates (version: \"1.0\")")
+
+
+def skill_markdown(skill: AgentSkill, text: str) -> str:
+    """SKILL.md with `text` as its body and the front matter as it was read."""
+    return f"{FENCE}\n{skill.front_matter}{FENCE}\n\n{text.strip()}\n"
+
+
+def write_learned(skill: str | Path | None, out: str | Path) -> Path | None:
+    """After a run from the skill folder `skill`: the run's final skill as a folder of the same
+    shape, OUT/skill/<name>/ (None when the run did not start from a folder)."""
+    if skill is None:
+        return None
+    final = (Path(out) / "final_skill.txt").read_text(encoding="utf-8")
+    return write_skill_folder(read_skill_folder(skill), final, Path(out) / OUT_DIR)
+
+
+def check_learned(parent: Path, final_text: str) -> str | None:
+    """`stratune replay`: each learned skill folder under `parent` (OUT/skill/) holds the
+    recomputed final skill as its body; None, or one line naming the first that does not."""
+    if not parent.is_dir():
+        return None
+    for folder in sorted(p for p in parent.iterdir() if p.is_dir() and
+                         not p.name.startswith(".")):
+        try:
+            body = read_skill_folder(folder).body
+        except SkillFolderError as exc:
+            return f"{exc} (the learned skill folder was edited)"
+        if body != final_text.strip():
+            return (f"{folder / SKILL_FILE}: its body differs from the recomputed final skill "
+                    "(the file was edited)")
+    return None
+
+
+def write_skill_folder(skill: AgentSkill, text: str, parent: str | Path) -> Path:
+    """`parent/<name>/`: the source folder's other files, copied, and SKILL.md with `text` as
+    its body. Built beside the destination and moved into place, so a reader never sees half
+    a folder; an earlier copy is replaced."""
+    destination = Path(parent) / skill.name
+    building = Path(parent) / f".{skill.name}.partial"
+    shutil.rmtree(building, ignore_errors=True)
+    building.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(skill.folder, building, symlinks=True,
+                    ignore=lambda _dir, names: [SKILL_FILE] if _dir == str(skill.folder) else [])
+    (building / SKILL_FILE).write_text(skill_markdown(skill, text), encoding="utf-8")
+    if destination.exists():
+        shutil.rmtree(destination)
+    building.rename(destination)
+    return destination
+
+
+class WithInitialSkill:
+    """`task` with another initial skill; everything else, optional capabilities included,
+    is the task's own."""
+
+    def __init__(self, task: Task, skill: str) -> None:
+        self._task = task
+        self._info = attrs.evolve(task.info, initial_skill=skill)
+
+    @property
+    def info(self) -> TaskInfo:
+        return self._info
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._task, name)

@@ -1,0 +1,1 @@
+"""The Python API behind `import stratune` (which only re-exports it)."""

@@ -1,0 +1,88 @@
+"""The Python API's arguments turned into what the command line builds from its flags: the
+run options, the task spec (a Python task's rows recorded in the run directory), and the
+model and task kinds in effect."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from replay import models
+from replay.agent_skill import read_skill_folder
+from replay.api.data_task import DataTask, Row, ScorerArg
+from replay.options import RunOptions, parse_budget
+from replay.serde import TaskSpec
+from stratune_core.errors import StraTuneError
+
+TaskArg = str | Path | DataTask | Sequence[Row]
+SkillArg = str | Path
+
+
+@frozen(kw_only=True)
+class Prepared:
+    options: RunOptions
+    extensions: models.Extensions
+    data: DataTask | None
+    skill: str | None
+
+
+def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | None,
+            scorer: ScorerArg | None, test: Sequence[Row] | None, skill: SkillArg | None,
+            initial_skill: str | None, budget: str | int | None, seed: int, profile: str,
+            config: Mapping[str, Any] | str | Path | None, placement: str,
+            limit: int | None, data_dir: str | None) -> Prepared:
+    skill_dir = None if skill is None else str(Path(skill).expanduser().resolve())
+    if skill_dir is not None:
+        read_skill_folder(skill_dir)  # refused here, before anything is written
+    data = _data_task(task, scorer, test, initial_skill)
+    active = models.active()
+    tasks = dict(active.tasks)
+    if data is not None:
+        spec = data.spec(out if out is not None else Path.cwd(), placement=placement,
+                         limit=limit, skill=skill_dir)
+        tasks[spec.spec] = data.load
+    else:
+        spec = _task_spec(task, scorer, placement, limit, skill_dir)
+    overrides: dict[str, Any] = {}
+    config_file = None
+    if isinstance(config, Mapping):
+        overrides.update(config)
+    elif config is not None:
+        config_file = str(config)
+    if budget is not None:
+        overrides.update(parse_budget(str(budget)))
+    options = RunOptions(task=spec, target=target, optimizer=optimizer, seed=seed,
+                         profile=profile, config_file=config_file,
+                         overrides=tuple(overrides.items()), data_dir=data_dir)
+    return Prepared(options=options, data=data, skill=skill_dir,
+                    extensions=models.Extensions(models=active.models, tasks=tasks))
+
+
+def _data_task(task: TaskArg, scorer: ScorerArg | None, test: Sequence[Row] | None,
+               initial_skill: str | None) -> DataTask | None:
+    if isinstance(task, DataTask):
+        if scorer is not None or test is not None or initial_skill is not None:
+            raise StraTuneError("task: a DataTask carries its scorer, test rows and initial "
+                                "skill; pass them to stratune.data_task(...)")
+        return task
+    if isinstance(task, str | Path):
+        if test is not None or initial_skill is not None or callable(scorer):
+            raise StraTuneError(f"task {str(task)!r}: test rows, an initial skill and a scorer "
+                                "function go with a task given as Python rows; a named task "
+                                "brings its own (a JSONL task takes scorer='module:function')")
+        return None
+    return DataTask.build(task, test=test or (), scorer=scorer or "exact",
+                          initial_skill=initial_skill)
+
+
+def _task_spec(task: str | Path, scorer: ScorerArg | None, placement: str, limit: int | None,
+               skill: str | None) -> TaskSpec:
+    text = str(task)
+    path = Path(text).expanduser()
+    if text.endswith(".jsonl") or path.is_dir():
+        text = str(path.resolve())  # as the command line stores it
+    assert scorer is None or isinstance(scorer, str)
+    return TaskSpec(spec=text, scorer=scorer, placement=placement, limit=limit, skill=skill)

@@ -1,0 +1,146 @@
+"""`stratune.optimize` and `stratune.iterate`: `stratune train` from Python. The run is the
+one the command makes with the same arguments (same events, same digest), so `stratune view`,
+`replay` and `compare` read it."""
+
+from __future__ import annotations
+
+import argparse
+import queue
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from llm_cache.accounting import Accounting
+from llm_cache.gates import StopRequested
+from replay import controls, models, runner
+from replay.agent_skill import write_learned
+from replay.api.arguments import Prepared, SkillArg, TaskArg, prepare
+from replay.api.data_task import Row, ScorerArg
+from replay.api.output import console_for, raise_for, raised_as_errors
+from replay.api.results import OptimizeResult, Update
+from replay.api.runs import load_run
+from replay.train_hooks import TrainHooks
+from stratune_core.events import Event
+from stratune_core.state import State
+
+
+class _Recorder:
+    """Round observer: writes a Python task's rows into the run directory once the run is
+    accepted there (the first round), passes rounds to `iterate`, and stops when asked."""
+
+    def __init__(self, prepared: Prepared, rounds: queue.Queue[Any] | None = None) -> None:
+        self._data = prepared.data
+        self._folder = None if prepared.data is None else Path(prepared.options.task.spec)
+        self._rounds = rounds
+        self.stop = threading.Event()
+
+    def after_round(self, state: State, events: Sequence[Event],
+                    accounting: Accounting) -> None:
+        if self._data is not None and self._folder is not None:
+            self._data.write(self._folder)
+            self._data = None
+        if self._rounds is not None:
+            self._rounds.put(Update(round=state.round, spent=state.budget.spent,
+                                    budget=state.budget.limit, events=tuple(events),
+                                    cost_usd=accounting.total().cost_usd))
+        if self.stop.is_set():
+            raise StopRequested("the caller closed the iteration",
+                                "call again with the same arguments to resume")
+
+
+def _train(prepared: Prepared, out: Path, console: Console, recorder: _Recorder, *,
+           concurrency: int, test_eval: bool, max_cost: float | str | None = None,
+           timeout: float | str | None = None) -> OptimizeResult:
+    with raised_as_errors(), models.using(prepared.extensions):
+        # the command's stop controls: --max-cost, --timeout, and the STOP file
+        flags = argparse.Namespace(out=str(out), mlflow=None, mlflow_experiment=None,
+                                   max_cost=None if max_cost is None else str(max_cost),
+                                   timeout=None if timeout is None else str(timeout))
+        stops = controls.for_train(flags).hooks
+        code = runner.train(prepared.options, str(out), console, concurrency=concurrency,
+                            test_split="test" if test_eval else None,
+                            hooks=TrainHooks(gate=stops.gate,
+                                             observers=(recorder, *stops.observers)))
+        raise_for(code, console)
+        return OptimizeResult.of(load_run(out), write_learned(prepared.skill, out))
+
+
+def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
+             budget: str | int | None = "6x", scorer: ScorerArg | None = None,
+             test: Sequence[Row] | None = None, skill: SkillArg | None = None,
+             initial_skill: str | None = None, seed: int = 0, profile: str = "paper",
+             config: Mapping[str, Any] | str | Path | None = None, placement: str = "system",
+             limit: int | None = None, data_dir: str | None = None, concurrency: int = 8,
+             test_eval: bool = False, max_cost: float | str | None = None,
+             timeout: float | str | None = None,
+             progress: bool | None = None) -> OptimizeResult:
+    """Learn a skill (`stratune train`): `out` is the run directory; call again with the same
+    arguments to resume an interrupted run or to read back a finished one.
+
+    task: a task name or path as `--task` takes it, a `DataTask`, or Python rows (dicts or
+    (input, expected) pairs) with `scorer` (a built-in name or a function (answer, expected)
+    -> [0, 1]), optional `test` rows and `initial_skill`. skill: an Agent Skills folder, whose
+    SKILL.md body is the initial skill; the learned one is written as OUT/skill/<name>/.
+    config: Config fields ({"selector": "fixed:I1"}) or a JSON file of them. max_cost (USD)
+    and timeout ("30m") stop the run as `--max-cost` and `--timeout` do, and so does a file
+    OUT/STOP: `RunStopped` is raised and the same call resumes."""
+    prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
+                        test=test, skill=skill, initial_skill=initial_skill, budget=budget,
+                        seed=seed, profile=profile, config=config, placement=placement,
+                        limit=limit, data_dir=data_dir)
+    path = Path(out).expanduser()
+    recorder = _Recorder(prepared)
+    return _train(prepared, path, console_for(progress), recorder, concurrency=concurrency,
+                  test_eval=test_eval, max_cost=max_cost, timeout=timeout)
+
+
+def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
+            budget: str | int | None = "6x", scorer: ScorerArg | None = None,
+            test: Sequence[Row] | None = None, skill: SkillArg | None = None,
+            initial_skill: str | None = None, seed: int = 0, profile: str = "paper",
+            config: Mapping[str, Any] | str | Path | None = None, placement: str = "system",
+            limit: int | None = None, data_dir: str | None = None, concurrency: int = 8,
+            test_eval: bool = False) -> Iterator[Update]:
+    """`optimize`, one `Update` per round (for a notebook's own display); the last update
+    holds the result. Leaving the loop early stops the run after the round in progress, as a
+    stop control does: the same call resumes it."""
+    prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
+                        test=test, skill=skill, initial_skill=initial_skill, budget=budget,
+                        seed=seed, profile=profile, config=config, placement=placement,
+                        limit=limit, data_dir=data_dir)
+    path = Path(out).expanduser()
+    rounds: queue.Queue[Any] = queue.Queue()
+    recorder = _Recorder(prepared, rounds)
+    console = console_for(False)
+    done: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            done["result"] = _train(prepared, path, console, recorder, concurrency=concurrency,
+                                    test_eval=test_eval)
+        except BaseException as exc:  # handed to the caller's thread
+            done["error"] = exc
+        finally:
+            rounds.put(None)
+
+    thread = threading.Thread(target=work, name="stratune-iterate", daemon=True)
+    thread.start()
+    last: Update | None = None
+    try:
+        while (update := rounds.get()) is not None:
+            last = update
+            yield update
+    finally:
+        recorder.stop.set()
+        while thread.is_alive():  # drain, so the worker never blocks on a full queue
+            thread.join(timeout=0.05)
+    if "error" in done:
+        raise done["error"]
+    result: OptimizeResult = done["result"]
+    if last is None:
+        last = Update(round=0, spent=0, budget=result.budget, events=(), cost_usd=0.0)
+    yield Update(round=last.round, spent=result.spent, budget=result.budget, events=(),
+                 cost_usd=result.cost.usd, result=result)
