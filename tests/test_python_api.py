@@ -262,7 +262,7 @@ def test_the_wheel_carries_the_public_module(tmp_path: Path) -> None:
         names = set(archive.namelist())
         meta = next(n for n in names if n.endswith("METADATA"))
         metadata = archive.read(meta).decode()
-    assert "stratune/__init__.py" in names and "replay/api/session.py" in names
+    assert "stratune/__init__.py" in names and "replay/api/training.py" in names
     assert "Requires-Dist: pyyaml" in metadata
 
 
