@@ -131,6 +131,21 @@ def sample_events() -> tuple:
         ev.EarlyStopWaived(round=32, epoch=2, i2_round=20),
         ev.SeatRefused(candidate_id=B, rule="common", common=12),
         ev.SalvageAttempted(round=2, donor_id=D, rescues=ids[:3], candidate_id=None),
+        # the baselines' events
+        ev.MethodStarted(method="textgrad", settings='{"minibatch":3}'),
+        ev.SplitMade(fit_ids=ids[2:], validation_ids=ids[:2]),
+        ev.TargetExecuted(round=0, purpose="rollout", skill_id=B, sample_ids=ids[:3], reused=1,
+                          spent=3),
+        ev.ExecutionsRefused(round=3, purpose="validation", needed=10, remaining=4),
+        ev.SkillScored(round=0, skill_id=C, purpose="validation", n=2, mean=0.5, solved=1),
+        ev.UpdateDecided(round=0, parent_id=B, candidate_id=C, verdict="reverted", score=0.25,
+                         reference_score=0.5),
+        ev.RevisionRound(iteration=1, revised=ids[:3], corrected=ids[:1]),
+        ev.SummaryChecked(sample_id="s001", kept=True),
+        ev.ExemplarsChosen(pool=5, sample_ids=ids[:2]),
+        ev.LessonsExtracted(sample_id="s002", solved=False, lessons=2),
+        ev.ConsolidationDone(seed=41, candidate_id=C, groups=3),
+        ev.FinalChosen(skill_ids=(B, C), scores=(0.25, 0.5), final_id=C),
         ev.RunFinished(final_id=C, reason=StopReason.BUDGET, rounds=2, spent=50, budget=288),
     )
 

@@ -37,6 +37,7 @@ from replay.models import Extensions, ModelKind
 from replay.serde import TaskSpec
 from stratune_core.errors import ConfigError
 from tests.support.toy import ToyOptimizer, ToyTask, toy_target
+from tests.support.toy_methods import MethodOptimizer
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY_RUN = ("--task", "toy", "--target", "scripted:toy-target", "--optimizer",
@@ -62,7 +63,8 @@ def _scripted(body: str) -> Backend:
         if hold := os.environ.get("STRATUNE_TEST_HOLD"):
             fn = _hold_at(fn, int(os.environ.get("STRATUNE_TEST_HOLD_AT", "1")), Path(hold))
     elif name == "toy-optimizer":
-        fn = ToyOptimizer(style=options.get("style", "mixed"))
+        # the baselines' prompts get the toy's answers too; StraTune's go to the ToyOptimizer
+        fn = MethodOptimizer(stratune=ToyOptimizer(style=options.get("style", "mixed")))
     else:
         raise ConfigError(f"scripted model {name!r}: use toy-target or toy-optimizer")
     return FunctionBackend(fn, name=name)
