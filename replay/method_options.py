@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 
+import attrs
+
 from llm_cache.backends.base import Backend
 from stratune_core.errors import ConfigError
-from stratune_core.methods.spec import Method, MethodSpec, default_spec
+from stratune_core.methods.spec import IterCotMethod, Method, MethodSpec, default_spec
 
 # Options only StraTune has (its ablations and its profiles): the flag, and the argparse value
 # that means "not given".
@@ -24,6 +26,8 @@ STRATUNE_ONLY: tuple[tuple[str, str, object], ...] = (
 EXTRA_OPTIONS: dict[Method, frozenset[str]] = {
     Method.STRATUNE: frozenset(flag for flag, _, _ in STRATUNE_ONLY) | {"--max-rounds"},
     Method.TEXTGRAD: frozenset({"--max-rounds"}),
+    Method.ITER_COT: frozenset(),
+    Method.TRACE2SKILL: frozenset(),
 }
 ALL_EXTRA: tuple[tuple[str, str, object], ...] = (*STRATUNE_ONLY, ("--max-rounds", "max_rounds", None))
 
@@ -45,4 +49,7 @@ def fit_method(spec: MethodSpec, target: Backend) -> MethodSpec:
     """Iter-CoT samples at temperature 0.7 where the target's backend takes a temperature; a
     backend that says it does not (`accepts_temperature = False`) gets none, and the manifest's
     `temperature: null` records that the calls were made without one."""
+    if isinstance(spec, IterCotMethod) and spec.temperature is not None \
+            and not getattr(target, "accepts_temperature", True):
+        return attrs.evolve(spec, temperature=None)
     return spec

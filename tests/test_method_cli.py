@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.cli import ROOT, TOY_RUN, stratune
 
-BASELINES = ("textgrad",)
+BASELINES = ("textgrad", "iter-cot", "trace2skill")
 
 
 def _train(out: Path, method: str, *extra: str, kill_after: int = 0,
@@ -42,6 +42,8 @@ def _outcome(out: Path) -> dict[str, object]:
     ("textgrad", ("--no-validation",)),
     ("textgrad", ("--profile", "released")),
     ("textgrad", ("--operator", "I1+F1")),
+    ("iter-cot", ("--max-rounds", "3")),
+    ("trace2skill", ("--forms", "F4")),
 ])
 def test_an_option_the_method_lacks_is_one_line_and_spends_nothing(tmp_path, method, flag):
     out = tmp_path / "run"

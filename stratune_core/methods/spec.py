@@ -19,6 +19,8 @@ from stratune_core.errors import ConfigError
 class Method(enum.StrEnum):
     STRATUNE = "stratune"
     TEXTGRAD = "textgrad"
+    ITER_COT = "iter-cot"
+    TRACE2SKILL = "trace2skill"
 
 
 def _positive(_inst: object, attribute: attrs.Attribute, value: int) -> None:
@@ -50,7 +52,54 @@ class TextGradMethod:
     validation_frac: float = field(default=0.2, validator=_fraction)
 
 
-MethodSpec = StraTuneMethod | TextGradMethod
+# Exemplars appended by Iter-CoT per task (paper App. "Baseline Settings"); other tasks take
+# ITER_COT_DEFAULT_EXEMPLARS, the count of the short-answer tasks.
+ITER_COT_EXEMPLARS = {"docvqa": 8, "livemath": 8, "mind2web": 4, "spreadsheetbench": 4}
+ITER_COT_DEFAULT_EXEMPLARS = 8
+
+
+@frozen(kw_only=True)
+class IterCotMethod:
+    """Every construction call is made by the target: zero-shot chain of thought, revisions in
+    the same conversation, a summary; exemplars appended to the initial skill.
+
+    `temperature` is what the zero-shot calls ask for; None when the target's backend takes no
+    temperature (the shell decides, and the manifest then says so with null). `exemplars`
+    None: the task's count (`ITER_COT_EXEMPLARS`)."""
+
+    method: ClassVar[Method] = Method.ITER_COT
+    temperature: float | None = 0.7
+    max_revisions: int = field(default=6, validator=_positive)
+    exemplars: int | None = field(default=None)
+
+    @exemplars.validator
+    def _exemplars_ok(self, attribute: attrs.Attribute, value: int | None) -> None:
+        if value is not None:
+            _positive(self, attribute, value)
+
+    def exemplars_for(self, task_name: str) -> int:
+        if self.exemplars is not None:
+            return self.exemplars
+        return ITER_COT_EXEMPLARS.get(task_name, ITER_COT_DEFAULT_EXEMPLARS)
+
+
+@frozen(kw_only=True)
+class Trace2SkillMethod:
+    """The combined variant: lessons from successful and failed trajectories, consolidated into
+    a skill by three runs that vary record order and grouping; the best on the evolution
+    samples wins, else the initial skill."""
+
+    method: ClassVar[Method] = Method.TRACE2SKILL
+    seeds: tuple[int, ...] = field(default=(41, 42, 43), converter=tuple)
+    group_size: int = field(default=8, validator=_positive)
+
+    @seeds.validator
+    def _seeds_ok(self, _attribute: attrs.Attribute, value: tuple[int, ...]) -> None:
+        if not value or any(s < 0 for s in value):
+            raise ConfigError("method seeds: give at least one seed, each >= 0", field="seeds")
+
+
+MethodSpec = StraTuneMethod | TextGradMethod | IterCotMethod | Trace2SkillMethod
 
 SPECS: tuple[type[MethodSpec], ...] = MethodSpec.__args__  # type: ignore[attr-defined]
 _BY_METHOD: dict[Method, type[MethodSpec]] = {cls.method: cls for cls in SPECS}

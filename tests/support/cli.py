@@ -36,8 +36,8 @@ from replay import app, models
 from replay.models import Extensions, ModelKind
 from replay.serde import TaskSpec
 from stratune_core.errors import ConfigError
-from tests.support.toy import ToyOptimizer, ToyTask, toy_target
-from tests.support.toy_methods import MethodOptimizer
+from tests.support.toy import ToyOptimizer, ToyTask
+from tests.support.toy_methods import MethodOptimizer, method_target
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY_RUN = ("--task", "toy", "--target", "scripted:toy-target", "--optimizer",
@@ -56,7 +56,7 @@ def _scripted(body: str) -> Backend:
     options = dict(parse_qsl(query))
     fn: Callable[..., Any]
     if name == "toy-target":
-        fn = toy_target
+        fn = method_target  # toy_target, plus answers to Iter-CoT's turns
         for env, sig in SIGNAL_HOOKS.items():
             if after := int(os.environ.get(env, "0") or 0):
                 fn = _signal_after(fn, after, sig)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import re
 
+import attrs
 from attrs import field, frozen
 
 from llm_cache.records import Request, Response, Usage
-from stratune_core.methods import textgrad_prompts
+from stratune_core.methods import textgrad_prompts, trace2skill_prompts
+from stratune_core.methods.replies import all_blocks
 from tests.support.toy import BAD_RULES, RULES, ToyOptimizer, _h, _skill_of
 
 
@@ -24,7 +26,7 @@ def _markers(prompt: str) -> list[str]:
 
 
 def _with_rules(skill: str, rules: list[str]) -> str:
-    missing = [r for r in rules if r not in skill]
+    missing = [r for r in dict.fromkeys(rules) if r not in skill]
     return skill + "".join(f"\n{r}" for r in missing)
 
 
@@ -40,6 +42,12 @@ class MethodOptimizer:
             text = self._gradient(prompt)
         elif system == textgrad_prompts.UPDATE_SYSTEM:
             text = self._update(prompt)
+        elif system == trace2skill_prompts.ANALYST_SYSTEM:
+            text = self._analyse(prompt)
+        elif system == trace2skill_prompts.MERGE_SYSTEM:
+            text = self._merge(prompt)
+        elif system == trace2skill_prompts.WRITE_SYSTEM:
+            text = self._write(prompt)
         else:
             return self.stratune(request)
         return Response(text=text, usage=Usage(input_tokens=len(prompt) // 4,
@@ -63,10 +71,32 @@ class MethodOptimizer:
         tag = textgrad_prompts.SKILL_TAG
         return f"Here is the improved skill.\n<{tag}>\n{_with_rules(skill, wanted)}\n</{tag}>"
 
+    def _analyse(self, prompt: str) -> str:
+        trajectory = prompt.split("</skill>", 1)[-1]
+        found = _markers(trajectory)
+        if found:
+            return "".join(f"<lesson>{RULES[m]}</lesson>" for m in found)
+        return f"<lesson>{KEEP_TAGS}</lesson>" if _h(prompt) % 3 == 0 else "Nothing general here."
 
-def method_optimizer_text(prompt: str) -> str:
-    """The markers a prompt names, for assertions."""
-    return ",".join(re.findall(r"marker \[(\w)\]", prompt))
+    def _merge(self, prompt: str) -> str:
+        lessons = list(dict.fromkeys(all_blocks(prompt.split("\n\n")[0], "lesson")))
+        if self.mixed and _h(prompt) % 5 == 0:
+            # two over-general rules: together they break every word, their own included
+            bad = [BAD_RULES["U"], BAD_RULES["R"]] if set(lessons) & set(RULES.values()) else []
+            lessons = [*bad, *(x for x in lessons if x not in RULES.values())] or lessons
+        return "Consolidated:\n" + "\n".join(f"<lesson>{x}</lesson>" for x in lessons)
+
+    def _write(self, prompt: str) -> str:
+        if self.mixed and _h(prompt) % 7 == 0:
+            return "The lessons are already covered by the skill."
+        skill = _skill_of(prompt)
+        listed = prompt.split("Consolidated lessons:", 1)[-1].split("\n\n")[0]
+        lessons = all_blocks(listed, "lesson")
+        tag = trace2skill_prompts.SKILL_TAG
+        return f"<{tag}>\n{_with_rules(skill, list(lessons))}\n</{tag}>"
+
+
+KEEP_TAGS = "Keep the final answer inside the answer tags."
 
 
 def run_method(spec, config, task, optimizer: MethodOptimizer | None = None):
@@ -74,7 +104,7 @@ def run_method(spec, config, task, optimizer: MethodOptimizer | None = None):
     from stratune_core.methods.registry import iterate_method
     from tests.support.toy import InProcessLLM
 
-    llm = InProcessLLM(optimizer=optimizer or MethodOptimizer())
+    llm = InProcessLLM(target=method_target, optimizer=optimizer or MethodOptimizer())
     events, state = [], None
     for state, evs in iterate_method(spec, config, task, llm):  # noqa: B007
         events.extend(evs)
@@ -101,3 +131,32 @@ def unattributed(events, budget: int) -> str | None:
     if finished.spent > budget or finished.budget != budget:
         return f"spent {finished.spent} of {finished.budget}, B = {budget}"
     return None
+
+
+def method_target(request: Request) -> Response:
+    """The toy target, plus Iter-CoT's turns: under the chain-of-thought instruction it gets a
+    fifth of the words right by luck; a revise turn corrects a word when the number of revise
+    turns so far matches its hash (so some are corrected at once, some later, some never); a
+    summary keeps the last answer, except that one summary in four gets it wrong again. Every
+    other request goes to `toy_target` unchanged."""
+    from stratune_core.methods import iter_cot_prompts as prompts
+    from tests.support.toy import expected_answer, toy_target
+
+    turns = [m.text() for m in request.messages if m.role == "user"]
+    word_line = re.search(r"Word: (\S+) \[(\w)\]", turns[0] if turns else "")
+    if prompts.COT_INSTRUCTION not in request.system or word_line is None:
+        return toy_target(request)
+    word, marker = word_line.groups()
+    right = f"<answer>{expected_answer(word, marker)}</answer>"
+    first = toy_target(attrs.evolve(request, messages=request.messages[:1]))
+    revisions = sum(t == prompts.REVISE for t in turns)
+    h = _h(word)
+    if turns[-1] == prompts.SUMMARY:
+        last = request.messages[-2].text()
+        text = first.text if h % 4 == 0 else f"Step by step for {word}: {last}"
+    elif revisions == 0:
+        text = right if h % 5 == 0 else first.text
+    else:
+        text = right if h % 4 == revisions % 4 and h % 7 else request.messages[-2].text()
+    return Response(text=text, usage=Usage(input_tokens=len(request.system) // 4,
+                                           output_tokens=len(text) // 4))
