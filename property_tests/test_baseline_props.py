@@ -12,7 +12,12 @@ from stratune_core import events as ev
 from stratune_core.config import Config
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.registry import iterate_method
-from stratune_core.methods.spec import IterCotMethod, TextGradMethod, Trace2SkillMethod
+from stratune_core.methods.spec import (
+    IterCotMethod,
+    SkillOptMethod,
+    TextGradMethod,
+    Trace2SkillMethod,
+)
 from tests.support.toy import InProcessLLM, ToyTask
 from tests.support.toy_methods import MethodOptimizer, method_target, unattributed
 
@@ -21,6 +26,8 @@ SPECS = st.one_of(
               validation_frac=st.sampled_from([0.1, 0.2, 0.4])),
     st.builds(IterCotMethod, max_revisions=st.integers(1, 6),
               exemplars=st.one_of(st.none(), st.integers(1, 8))),
+    st.builds(SkillOptMethod, batch=st.integers(4, 40), minibatch=st.integers(2, 8),
+              epochs=st.integers(1, 4), slow_update_samples=st.integers(2, 20)),
     st.builds(Trace2SkillMethod, seeds=st.sampled_from([(41,), (41, 42, 43)]),
               group_size=st.integers(2, 10)),
 )

@@ -28,6 +28,7 @@ EXTRA_OPTIONS: dict[Method, frozenset[str]] = {
     Method.TEXTGRAD: frozenset({"--max-rounds"}),
     Method.ITER_COT: frozenset(),
     Method.TRACE2SKILL: frozenset(),
+    Method.SKILLOPT: frozenset({"--max-rounds"}),
 }
 ALL_EXTRA: tuple[tuple[str, str, object], ...] = (*STRATUNE_ONLY, ("--max-rounds", "max_rounds", None))
 

@@ -37,6 +37,8 @@ from stratune_core.events_released import (
 )
 from stratune_core.methods.events import (
     ConsolidationDone,
+    EditsSelected,
+    EpochReviewed,
     ExecutionsRefused,
     ExemplarsChosen,
     FinalChosen,
@@ -283,6 +285,8 @@ Event = (
     | LessonsExtracted
     | ConsolidationDone
     | FinalChosen
+    | EditsSelected
+    | EpochReviewed
     | RunFinished
 )
 

@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.cli import ROOT, TOY_RUN, stratune
 
-BASELINES = ("textgrad", "iter-cot", "trace2skill")
+BASELINES = ("textgrad", "iter-cot", "trace2skill", "skillopt")
 
 
 def _train(out: Path, method: str, *extra: str, kill_after: int = 0,

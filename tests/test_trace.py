@@ -146,6 +146,9 @@ def sample_events() -> tuple:
         ev.LessonsExtracted(sample_id="s002", solved=False, lessons=2),
         ev.ConsolidationDone(seed=41, candidate_id=C, groups=3),
         ev.FinalChosen(skill_ids=(B, C), scores=(0.25, 0.5), final_id=C),
+        ev.EditsSelected(round=1, proposed=9, merged=4, limit=3, applied=2),
+        ev.EpochReviewed(epoch=1, previous_id=B, current_id=C, improved=3, regressed=1,
+                         persistent_fail=6, stable_success=10, guidance=True),
         ev.RunFinished(final_id=C, reason=StopReason.BUDGET, rounds=2, spent=50, budget=288),
     )
 

@@ -79,6 +79,8 @@ EXPECTED = {
     ev.LessonsExtracted: "2 lesson(s) from the failure on s002",
     ev.ConsolidationDone: "consolidation seed 41 over 3 groups",
     ev.FinalChosen: "final choice",
+    ev.EditsSelected: "9 edits proposed, 4 after merging, 2 of at most 3 applied",
+    ev.EpochReviewed: "epoch 2 review",
 }
 
 

@@ -9,6 +9,8 @@ from replay.viewer.events_log import event_line
 from replay.viewer.style import short_id
 from stratune_core.events import (
     ConsolidationDone,
+    EditsSelected,
+    EpochReviewed,
     ExecutionsRefused,
     ExemplarsChosen,
     FinalChosen,
@@ -94,3 +96,17 @@ def _(e: FinalChosen) -> Text:
     scores = ", ".join(f"{short_id(s)} {v:.3f}" for s, v in zip(e.skill_ids, e.scores,
                                                                  strict=True))
     return Text(f"final choice {short_id(e.final_id)} among {scores}", style="bold")
+
+
+@event_line.register
+def _(e: EditsSelected) -> Text:
+    return Text(f"{e.proposed} edits proposed, {e.merged} after merging, {e.applied} of at most "
+                f"{e.limit} applied")
+
+
+@event_line.register
+def _(e: EpochReviewed) -> Text:
+    memory = "; meta guidance written" if e.guidance else ""
+    return Text(f"epoch {e.epoch + 1} review of {short_id(e.previous_id)} -> "
+                f"{short_id(e.current_id)}: {e.improved} improved, {e.regressed} regressed, "
+                f"{e.persistent_fail} still failing, {e.stable_success} still solved{memory}")

@@ -19,6 +19,7 @@ from replay.viewer.style import short_id
 from replay.viewer.tables import cost_line
 from stratune_core.events import (
     ConsolidationDone,
+    EpochReviewed,
     Event,
     ExemplarsChosen,
     FinalChosen,
@@ -112,6 +113,9 @@ def _row(e: Event) -> tuple[str, ...] | None:
         skill = short_id(e.candidate_id) if e.candidate_id else ""
         return (f"update (round {e.round + 1})", skill, _score(e.score),
                 _score(e.reference_score), e.verdict.value + (f": {e.detail}" if e.detail else ""))
+    if isinstance(e, EpochReviewed):
+        return (f"epoch {e.epoch + 1} review", short_id(e.current_id), "", "",
+                f"+{e.improved} -{e.regressed}" + (", guidance" if e.guidance else ""))
     if isinstance(e, RevisionRound):
         return (f"revision {e.iteration}", "", "", "",
                 f"{len(e.corrected)} of {len(e.revised)} corrected")

@@ -122,6 +122,33 @@ class FinalChosen:
     final_id: str
 
 
+@frozen(kw_only=True)
+class EditsSelected:
+    """SkillOpt: a step's edit proposals, merged, ranked and clipped to the step's `limit`
+    (the cosine schedule); `applied` of the selected edits applied to the skill."""
+
+    round: int
+    proposed: int
+    merged: int
+    limit: int
+    applied: int
+
+
+@frozen(kw_only=True)
+class EpochReviewed:
+    """SkillOpt at an epoch end: the previous epoch's skill against the current one on the same
+    samples (the slow update's longitudinal comparison), and whether meta guidance was written."""
+
+    epoch: int
+    previous_id: str
+    current_id: str
+    improved: int
+    regressed: int
+    persistent_fail: int
+    stable_success: int
+    guidance: bool
+
+
 MethodEvent = (
     MethodStarted
     | SplitMade
@@ -135,6 +162,8 @@ MethodEvent = (
     | LessonsExtracted
     | ConsolidationDone
     | FinalChosen
+    | EditsSelected
+    | EpochReviewed
 )
 
 METHOD_EVENT_TYPES: tuple[type, ...] = MethodEvent.__args__  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ class MethodPurpose(enum.StrEnum):
     REVISION = "revision"  # Iter-CoT: one revision turn of a wrong answer
     TRAJECTORIES = "trajectories"  # Trace2Skill: the initial skill on the evolution samples
     SELECTION = "selection"  # a candidate skill scored to choose the final skill
+    LONGITUDINAL = "longitudinal"  # SkillOpt: two epochs' skills on the same samples
 
 
 class UpdateVerdict(enum.StrEnum):

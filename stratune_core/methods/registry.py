@@ -13,7 +13,7 @@ from typing import Any
 from stratune_core.config import Config
 from stratune_core.events import Event
 from stratune_core.llm import LLM
-from stratune_core.methods import iter_cot, textgrad, trace2skill
+from stratune_core.methods import iter_cot, skillopt, textgrad, trace2skill
 from stratune_core.methods.spec import Method, MethodSpec
 from stratune_core.run import iterate
 from stratune_core.task import Task
@@ -31,6 +31,7 @@ _RUNNERS: dict[Method, Runner] = {
     Method.TEXTGRAD: textgrad.iterate,
     Method.ITER_COT: iter_cot.iterate,
     Method.TRACE2SKILL: trace2skill.iterate,
+    Method.SKILLOPT: skillopt.iterate,
 }
 
 

@@ -21,6 +21,7 @@ class Method(enum.StrEnum):
     TEXTGRAD = "textgrad"
     ITER_COT = "iter-cot"
     TRACE2SKILL = "trace2skill"
+    SKILLOPT = "skillopt"
 
 
 def _positive(_inst: object, attribute: attrs.Attribute, value: int) -> None:
@@ -99,7 +100,26 @@ class Trace2SkillMethod:
             raise ConfigError("method seeds: give at least one seed, each >= 0", field="seeds")
 
 
-MethodSpec = StraTuneMethod | TextGradMethod | IterCotMethod | Trace2SkillMethod
+@frozen(kw_only=True)
+class SkillOptMethod:
+    """SkillOpt's trainer: batches of 40, reflection minibatches of 8, edits merged in groups
+    of 8 and applied top-k with k decaying 4 -> 2 on a cosine schedule, each step gated on
+    the selection split (strictly better), a slow update and meta guidance at epoch ends from
+    the second epoch on. `validation_frac` 1/3 and 4 epochs, 20 slow-update samples: the
+    released defaults (train:val 2:1)."""
+
+    method: ClassVar[Method] = Method.SKILLOPT
+    batch: int = field(default=40, validator=_positive)
+    minibatch: int = field(default=8, validator=_positive)
+    merge_group: int = field(default=8, validator=_positive)
+    edits_start: int = field(default=4, validator=_positive)
+    edits_end: int = field(default=2, validator=_positive)
+    epochs: int = field(default=4, validator=_positive)
+    slow_update_samples: int = field(default=20, validator=_positive)
+    validation_frac: float = field(default=1 / 3, validator=_fraction)
+
+
+MethodSpec = StraTuneMethod | TextGradMethod | IterCotMethod | Trace2SkillMethod | SkillOptMethod
 
 SPECS: tuple[type[MethodSpec], ...] = MethodSpec.__args__  # type: ignore[attr-defined]
 _BY_METHOD: dict[Method, type[MethodSpec]] = {cls.method: cls for cls in SPECS}

@@ -15,7 +15,7 @@ import attrs
 from attrs import field, frozen
 
 from llm_cache.records import Request, Response, Usage
-from stratune_core.methods import textgrad_prompts, trace2skill_prompts
+from stratune_core.methods import skillopt_prompts, textgrad_prompts, trace2skill_prompts
 from stratune_core.methods.replies import all_blocks
 from tests.support.toy import BAD_RULES, RULES, ToyOptimizer, _h, _skill_of
 
@@ -48,6 +48,12 @@ class MethodOptimizer:
             text = self._merge(prompt)
         elif system == trace2skill_prompts.WRITE_SYSTEM:
             text = self._write(prompt)
+        elif system in (skillopt_prompts.ANALYST_SYSTEM, skillopt_prompts.SLOW_SYSTEM):
+            text = self._propose(prompt)
+        elif system == skillopt_prompts.MERGE_SYSTEM:
+            text = self._merge_proposals(prompt)
+        elif system == skillopt_prompts.META_SYSTEM:
+            text = f"<guidance>Conditional rules per marker help; {len(prompt) % 7} notes.</guidance>"
         else:
             return self.stratune(request)
         return Response(text=text, usage=Usage(input_tokens=len(prompt) // 4,
@@ -94,6 +100,28 @@ class MethodOptimizer:
         lessons = all_blocks(listed, "lesson")
         tag = trace2skill_prompts.SKILL_TAG
         return f"<{tag}>\n{_with_rules(skill, list(lessons))}\n</{tag}>"
+
+    def _propose(self, prompt: str) -> str:
+        """Scored append edits: a rule per failing marker, a weak note for successes."""
+        shown = prompt.split("</skill>", 1)[-1]
+        found = [m for m in _markers(shown) if RULES[m] not in _skill_of(prompt)]
+        if not found:
+            return _proposal(0.2, KEEP_TAGS) if _h(prompt) % 2 else "Nothing to add."
+        m = found[_h(prompt) % len(found)]  # one rule a call: learning takes several epochs
+        return _proposal(0.9, RULES[m])
+
+    def _merge_proposals(self, prompt: str) -> str:
+        listed = prompt.split("Edit proposals:", 1)[-1].split("Merge them", 1)[0]
+        seen = list(dict.fromkeys(re.findall(r"<new>(.*?)</new>", listed, re.S)))
+        if self.mixed and _h(prompt) % 4 == 0 and seen:
+            marker = next((m for m, r in RULES.items() if r in seen), "U")
+            seen = [BAD_RULES[marker], *seen]  # ranked first: the gate must refuse the step
+            return "".join(_proposal(1.0 if i == 0 else 0.5, x) for i, x in enumerate(seen))
+        return "".join(_proposal(0.8 if x in RULES.values() else 0.3, x) for x in seen)
+
+
+def _proposal(score: float, text: str) -> str:
+    return f'<proposal score="{score:.2f}"><edit op="append"><new>{text}</new></edit></proposal>'
 
 
 KEEP_TAGS = "Keep the final answer inside the answer tags."
