@@ -62,3 +62,13 @@ def test_budget_never_passed_and_every_execution_attributed(spec, seed, n_train,
     train = {s.id for s in task.split("train")}
     assert all(x in train for e in events if isinstance(e, ev.TargetExecuted)
                for x in e.sample_ids)
+
+
+@settings(max_examples=100, deadline=None)
+@given(spec=SPECS, n_train=st.integers(2, 2000), budget=st.integers(1, 12_000))
+def test_plan_estimates_stay_within_the_budget(spec, n_train, budget):
+    from stratune_core.methods.estimates import estimate
+
+    guess = estimate(spec, n_train, budget)
+    assert 0 <= guess.target_executions <= budget
+    assert guess.optimizer_calls >= 0 and guess.uncounted_target_calls >= 0

@@ -24,7 +24,7 @@ from replay.grid import cli as grid_cli
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
-from stratune_core.methods.spec import method_names
+from stratune_core.methods.spec import StraTuneMethod, method_names
 from stratune_core.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
 
@@ -211,6 +211,11 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
         raise StraTuneError(f"plan: {missing} required (only --show-config goes without)")
     task = models.load_task(options.task, data_dir=options.data_dir)
     config = build_config(options, task)
+    if not isinstance(options.method, StraTuneMethod):
+        from replay.method_plan import render_method_plan
+
+        console.print(render_method_plan(options.method, config, task))
+        return 0
     console.print(render_plan(make_plan(config, task), config))
     return 0
 

@@ -90,3 +90,11 @@ def test_a_killed_method_run_resumes_to_the_uninterrupted_result(tmp_path, metho
         rerun = _train(out, method)
         assert rerun.returncode == 0, rerun.stdout[-1000:] + rerun.stderr[-1000:]
         assert _outcome(out) == _outcome(reference), f"kill point {k}: the resumed run differs"
+
+
+@pytest.mark.parametrize("method", BASELINES)
+def test_plan_estimates_each_method_within_the_budget(method):
+    done = stratune("plan", *TOY_RUN, "--method", method)
+    assert done.returncode == 0, done.stderr
+    assert f"plan for --method {method}" in done.stdout
+    assert "288 target executions" in done.stdout and "optimizer calls" in done.stdout
