@@ -47,8 +47,9 @@ def estimate(spec: MethodSpec, n_train: int, budget: int) -> MethodEstimate:
     if isinstance(spec, Trace2SkillMethod):
         m = min(n_train, budget // (1 + len(spec.seeds)))
         records = math.ceil(m * LESSONS_PER_TRAJECTORY)
-        merges = 0
-        while records > spec.group_size:
+        merges, levels = 0, 0
+        while records > spec.group_size and levels < spec.merge_levels:
+            levels += 1
             records = math.ceil(records / spec.group_size)
             merges += records
         return MethodEstimate(target_executions=m * (1 + len(spec.seeds)),

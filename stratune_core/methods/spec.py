@@ -92,7 +92,8 @@ class Trace2SkillMethod:
 
     method: ClassVar[Method] = Method.TRACE2SKILL
     seeds: tuple[int, ...] = field(default=(41, 42, 43), converter=tuple)
-    group_size: int = field(default=8, validator=_positive)
+    group_size: int = field(default=5, validator=_positive)  # the released merge batch
+    merge_levels: int = field(default=5, validator=_positive)  # the released cap on levels
 
     @seeds.validator
     def _seeds_ok(self, _attribute: attrs.Attribute, value: tuple[int, ...]) -> None:

@@ -113,17 +113,18 @@ def _consolidate(state: MethodState, env: Env, spec: Trace2SkillMethod, records:
     """One consolidation run: the records in the seed's order, merged group by group, level by
     level, then written into a skill."""
     level = list(seeded_order(records, seed))
-    groups = 0
-    while len(level) > spec.group_size:
+    groups, levels = 0, 0
+    while len(level) > spec.group_size and levels < spec.merge_levels:
+        levels += 1
         merged = ask(env, [optimizer_request(env, merge_prompt(group), kind=CallKind.SKILL_UPDATE,
                                              system=MERGE_SYSTEM)
                            for group in chunks(level, spec.group_size)])
         groups += len(merged)
         shorter = [lesson for reply in merged for lesson in all_blocks(reply, LESSON_TAG)]
-        if len(shorter) >= len(level):  # the merges did not shorten the list: stop merging
-            level = shorter[:len(level)]
-            break
+        shrunk = len(shorter) < len(level)
         level = shorter
+        if not shrunk:  # the merges no longer shorten the list: stop merging
+            break
     if not level:
         return state, (ConsolidationDone(seed=seed, candidate_id=None, groups=groups,
                                          detail="no lessons to consolidate"),), None

@@ -86,7 +86,7 @@ class MethodOptimizer:
 
     def _merge(self, prompt: str) -> str:
         lessons = list(dict.fromkeys(all_blocks(prompt.split("\n\n")[0], "lesson")))
-        if self.mixed and _h(prompt) % 5 == 0:
+        if self.mixed and _h(prompt) % 13 == 0:
             # two over-general rules: together they break every word, their own included
             bad = [BAD_RULES["U"], BAD_RULES["R"]] if set(lessons) & set(RULES.values()) else []
             lessons = [*bad, *(x for x in lessons if x not in RULES.values())] or lessons
