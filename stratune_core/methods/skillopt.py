@@ -63,7 +63,8 @@ def iterate(spec: SkillOptMethod, config: Config, task: Task, llm: LLM) -> Itera
                                 purpose=MethodPurpose.VALIDATION)
     events: tuple[Event, ...] = (*opening, SplitMade(fit_ids=fit, validation_ids=val), *paid)
     if runs is None:
-        yield finish(state, state.current_id, StopReason.BUDGET)[0], events
+        state, done = finish(state, state.current_id, StopReason.BUDGET)
+        yield state, (*events, *done)
         return
     best, seen = scored(state, env, state.current_id, val, purpose=MethodPurpose.VALIDATION)
     yield state, (*events, seen)
