@@ -4,9 +4,11 @@ method's settings to the models it runs with. Checked before anything is spent."
 from __future__ import annotations
 
 import argparse
+import re
 
 import attrs
 
+from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.backends.base import Backend
 from stratune_core.errors import ConfigError
 from stratune_core.methods.spec import IterCotMethod, Method, MethodSpec, default_spec
@@ -47,10 +49,29 @@ def method_from_args(args: argparse.Namespace) -> MethodSpec:
 
 
 def fit_method(spec: MethodSpec, target: Backend) -> MethodSpec:
-    """Iter-CoT samples at temperature 0.7 where the target's backend takes a temperature; a
-    backend that says it does not (`accepts_temperature = False`) gets none, and the manifest's
-    `temperature: null` records that the calls were made without one."""
+    """Iter-CoT samples at temperature 0.7 where the target's backend takes a temperature;
+    elsewhere it sends none, and the manifest's `temperature: null` records that."""
     if isinstance(spec, IterCotMethod) and spec.temperature is not None \
-            and not getattr(target, "accepts_temperature", True):
+            and not takes_temperature(target):
         return attrs.evolve(spec, temperature=None)
     return spec
+
+
+# Claude models that answer a sampling parameter with HTTP 400 whatever the API version
+# (Opus 4.7 and later, the 5.x families).
+_NO_TEMPERATURE = re.compile(r"opus-4-[7-9]|opus-[5-9]|sonnet-[5-9]|haiku-[5-9]|fable|mythos")
+_OLD_BEDROCK_VERSION = "bedrock-2023-05-31"
+
+
+def takes_temperature(backend: Backend) -> bool:
+    """Whether a request's temperature reaches the model without an error. A backend may say
+    so itself (`accepts_temperature`). The Claude API under the version the installed SDK
+    (2.x) sends rejects every sampling parameter; Bedrock's invoke endpoint with the legacy
+    body version takes it for models older than Opus 4.7. Other backends take it."""
+    declared = getattr(backend, "accepts_temperature", None)
+    if declared is not None:
+        return bool(declared)
+    if isinstance(backend, AnthropicBackend):
+        return (backend.anthropic_version == _OLD_BEDROCK_VERSION
+                and _NO_TEMPERATURE.search(backend.model) is None)
+    return True

@@ -83,3 +83,21 @@ def test_exemplar_counts_follow_the_task():
     assert [spec.exemplars_for(t) for t in ("docvqa", "livemath", "mind2web",
                                            "spreadsheetbench", "toy")] == [8, 8, 4, 4, 8]
     assert IterCotMethod(exemplars=3).exemplars_for("docvqa") == 3
+
+
+def test_the_temperature_is_dropped_where_the_backend_rejects_it():
+    """Claude API under SDK 2.x: no temperature (manifest: null); a local backend keeps it."""
+    from llm_cache.backends.anthropic_backend import AnthropicBackend
+    from llm_cache.backends.function import FunctionBackend
+    from replay.method_options import fit_method, takes_temperature
+
+    claude = AnthropicBackend("claude-haiku-4-5", api_key="x")
+    legacy = AnthropicBackend("anthropic.claude-haiku-4-5-20251001-v1:0", provider="bedrock",
+                              bedrock_anthropic_version="bedrock-2023-05-31", aws_region="us-east-1")
+    opus = AnthropicBackend("anthropic.claude-opus-4-8", provider="bedrock",
+                            bedrock_anthropic_version="bedrock-2023-05-31", aws_region="us-east-1")
+    local = FunctionBackend(lambda r: r, name="local")
+    assert [takes_temperature(b) for b in (claude, legacy, opus, local)] == [
+        False, True, False, True]
+    assert fit_method(IterCotMethod(), claude).temperature is None
+    assert fit_method(IterCotMethod(), local).temperature == 0.7
