@@ -22,9 +22,10 @@ from stratune_core.context import Env
 from stratune_core.enums import StopReason
 from stratune_core.events import Event
 from stratune_core.llm import LLM
-from stratune_core.methods.events import EditsSelected, EpochReviewed, SplitMade, UpdateDecided
-from stratune_core.methods.executions import execute, scored
+from stratune_core.methods.events import EditsSelected, EpochReviewed, UpdateDecided
+from stratune_core.methods.executions import execute
 from stratune_core.methods.finish import finish
+from stratune_core.methods.opening import open_with_validation
 from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.replies import last_block
 from stratune_core.methods.skillopt_edits import (
@@ -45,8 +46,8 @@ from stratune_core.methods.skillopt_prompts import (
     slow_prompt,
 )
 from stratune_core.methods.spec import SkillOptMethod
-from stratune_core.methods.splits import chunks, epoch_order, split_fit_validation, steps_in
-from stratune_core.methods.state import MethodState, start
+from stratune_core.methods.splits import chunks, epoch_order, steps_in
+from stratune_core.methods.state import MethodState
 from stratune_core.methods.trajectories import render
 from stratune_core.optimizer import ask, optimizer_request
 from stratune_core.task import Task
@@ -57,17 +58,11 @@ LONGITUDINAL_EPOCH = 1000  # the slow update's sample order: a stream apart from
 
 def iterate(spec: SkillOptMethod, config: Config, task: Task, llm: LLM) -> Iterator[Step]:
     env = Env.build(config, task, llm)
-    state, opening = start(spec, config, task)
-    fit, val = split_fit_validation(env.train_ids, spec.validation_frac, config.seed)
-    state, paid, runs = execute(state, env, state.current_id, val,
-                                purpose=MethodPurpose.VALIDATION)
-    events: tuple[Event, ...] = (*opening, SplitMade(fit_ids=fit, validation_ids=val), *paid)
-    if runs is None:
-        state, done = finish(state, state.current_id, StopReason.BUDGET)
-        yield state, (*events, *done)
+    opened = open_with_validation(spec, config, task, env)
+    yield opened.state, opened.events
+    if opened.score is None:
         return
-    best, seen = scored(state, env, state.current_id, val, purpose=MethodPurpose.VALIDATION)
-    yield state, (*events, seen)
+    state, fit, val, best = opened.state, opened.fit, opened.validation, opened.score
     total = spec.epochs * steps_in(len(fit), spec.batch)
     meta, reason, step = "", None, 0
     for epoch in range(spec.epochs):

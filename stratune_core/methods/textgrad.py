@@ -17,14 +17,15 @@ from stratune_core.context import Env
 from stratune_core.enums import StopReason
 from stratune_core.events import Event
 from stratune_core.llm import LLM
-from stratune_core.methods.events import SplitMade, UpdateDecided
+from stratune_core.methods.events import UpdateDecided
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
+from stratune_core.methods.opening import open_with_validation
 from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.replies import last_block
 from stratune_core.methods.spec import TextGradMethod
-from stratune_core.methods.splits import chunks, epoch_order, split_fit_validation
-from stratune_core.methods.state import MethodState, start
+from stratune_core.methods.splits import chunks, epoch_order
+from stratune_core.methods.state import MethodState
 from stratune_core.methods.textgrad_prompts import (
     GRADIENT_SYSTEM,
     SKILL_TAG,
@@ -41,17 +42,11 @@ Step = tuple[MethodState, tuple[Event, ...]]
 
 def iterate(spec: TextGradMethod, config: Config, task: Task, llm: LLM) -> Iterator[Step]:
     env = Env.build(config, task, llm)
-    state, opening = start(spec, config, task)
-    fit, val = split_fit_validation(env.train_ids, spec.validation_frac, config.seed)
-    state, paid, runs = execute(state, env, state.current_id, val,
-                                purpose=MethodPurpose.VALIDATION)
-    events: tuple[Event, ...] = (*opening, SplitMade(fit_ids=fit, validation_ids=val), *paid)
-    if runs is None:
-        state, done = finish(state, state.current_id, StopReason.BUDGET)
-        yield state, (*events, *done)
+    opened = open_with_validation(spec, config, task, env)
+    yield opened.state, opened.events
+    if opened.score is None:
         return
-    best, seen = scored(state, env, state.current_id, val, purpose=MethodPurpose.VALIDATION)
-    yield state, (*events, seen)
+    state, fit, val, best = opened.state, opened.fit, opened.validation, opened.score
     reason, epoch = _max_rounds(state, config), 0
     while reason is None:
         spent_before = state.budget.spent
