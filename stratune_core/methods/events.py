@@ -147,23 +147,3 @@ class EpochReviewed:
     persistent_fail: int
     stable_success: int
     guidance: bool
-
-
-MethodEvent = (
-    MethodStarted
-    | SplitMade
-    | TargetExecuted
-    | ExecutionsRefused
-    | SkillScored
-    | UpdateDecided
-    | RevisionRound
-    | SummaryChecked
-    | ExemplarsChosen
-    | LessonsExtracted
-    | ConsolidationDone
-    | FinalChosen
-    | EditsSelected
-    | EpochReviewed
-)
-
-METHOD_EVENT_TYPES: tuple[type, ...] = MethodEvent.__args__  # type: ignore[attr-defined]
