@@ -74,6 +74,8 @@ def test_a_method_run_records_its_method_and_replays_exactly(tmp_path, method):
     shown = stratune("view", str(out))
     assert shown.returncode == 0, shown.stderr
     assert method in shown.stdout
+    curve = "validation score against executions spent" in shown.stdout
+    assert curve == (method in ("textgrad", "skillopt"))  # the methods with a validation split
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from replay.serde import Manifest
+from replay.viewer.charts import HEIGHT, WIDTH
 from replay.viewer.costs import cost_table
 from replay.viewer.model import RunView
 from replay.viewer.style import short_id
@@ -25,9 +26,11 @@ from stratune_core.events import (
     FinalChosen,
     MethodStarted,
     RevisionRound,
+    SkillScored,
     TargetExecuted,
     UpdateDecided,
 )
+from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 
 
 def method_summary(events: Sequence[Event], view: RunView, manifest: Manifest | None,
@@ -40,6 +43,8 @@ def method_summary(events: Sequence[Event], view: RunView, manifest: Manifest | 
         _header(events, view, manifest, usage, evaluation, started),
         Text(""),
         steps_table(events),
+        Text(""),
+        score_curve(events, view.started.budget if view.started else 0),
         Text(""),
         cost_table(usage),
     )
@@ -130,3 +135,45 @@ def _row(e: Event) -> tuple[str, ...] | None:
                                                                      strict=True))
         return ("final choice", short_id(e.final_id), "", "", scores)
     return None
+
+
+def curve_points(events: Sequence[Event]) -> list[tuple[int, float, bool]]:
+    """(executions spent, the current skill's internal score, whether an update was kept just
+    then): the initial skill's first validation score, then one point per decided update."""
+    points: list[tuple[int, float, bool]] = []
+    spent = 0
+    for e in events:
+        if isinstance(e, TargetExecuted):
+            spent = e.spent
+        elif isinstance(e, SkillScored) and not points and e.purpose is MethodPurpose.VALIDATION:
+            points.append((spent, e.mean, False))
+        elif isinstance(e, UpdateDecided) and points:
+            kept = e.verdict is UpdateVerdict.KEPT
+            value = e.score if kept and e.score is not None else e.reference_score
+            if value is not None:
+                points.append((spent, value, kept))
+    return points
+
+
+def score_curve(events: Sequence[Event], limit: int, width: int = WIDTH,
+                height: int = HEIGHT) -> RenderableType:
+    """The current skill's score on the method's validation split against executions spent
+    (▲: an update kept), on the axis of StraTune's trajectory chart."""
+    points = curve_points(events)
+    if len(points) < 2:
+        return Text("no validated updates to draw (the method has no internal validation)",
+                    style="dim")
+    grid: list[list[str]] = [[" "] * width for _ in range(height)]
+    for spent, score, kept in points:
+        row = height - 1 - min(height - 1, int(score * (height - 1) + 0.5))
+        col = min(width - 1, round(spent / max(1, limit) * (width - 1)))
+        grid[row][col] = "▲" if kept else "●"
+    lines = [Text("current skill's validation score against executions spent (▲: update kept)",
+                  style="bold")]
+    for i, row in enumerate(grid):
+        label = f"{1 - i / (height - 1):4.2f} │" if i in (0, height // 2, height - 1) else "     │"
+        lines.append(Text(label, style="dim") + Text("".join(row)))
+    lines.append(Text("     └" + "─" * width, style="dim"))
+    lines.append(Text(f"      0{'executions'.center(width - len(str(limit)) - 1)}{limit}",
+                      style="dim"))
+    return Group(*lines)
