@@ -100,3 +100,20 @@ def test_plan_estimates_each_method_within_the_budget(method):
     assert done.returncode == 0, done.stderr
     assert f"plan for --method {method}" in done.stdout
     assert "288 target executions" in done.stdout and "optimizer calls" in done.stdout
+
+
+def test_a_manifest_without_a_method_is_a_stratune_run():
+    """Traces recorded before the baselines existed read as StraTune runs (and so replay)."""
+    import attrs
+
+    from replay.serde import manifest_from_json, manifest_to_json
+    from stratune_core.methods.spec import StraTuneMethod, TextGradMethod
+
+    text = (ROOT / "traces" / "demo" / "manifest.json").read_text(encoding="utf-8")
+    assert '"method"' not in text
+    manifest = manifest_from_json(text)
+    assert manifest.method == StraTuneMethod()
+    textgrad = manifest_from_json(manifest_to_json(
+        attrs.evolve(manifest, method=TextGradMethod(minibatch=4))))
+    assert textgrad.method == TextGradMethod(minibatch=4)
+    assert textgrad.run_identity() != manifest.run_identity()
