@@ -16,7 +16,7 @@ turn; its exemplar is the sample's input with the reasoning of its last call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
@@ -96,7 +96,7 @@ def _add(state: MethodState, text: str,
     return state, events, sid
 
 
-def _sampling(spec: IterCotMethod):  # noqa: ANN202 - a request edit
+def _sampling(spec: IterCotMethod) -> Callable[[Request], Request]:
     def edit(request: Request) -> Request:
         return attrs.evolve(request, temperature=spec.temperature)
 
