@@ -26,6 +26,7 @@ from replay.help_examples import add_examples
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
+from stratune_core.methods.spec import StraTuneMethod, method_names
 from stratune_core.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
 
@@ -76,6 +77,9 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     p.add_argument("--optimizer", required=out, help="optimizer model spec (same forms)")
     p.add_argument("--budget", help="N target executions, or Kx for K times |train| (default 6x)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--method", default="stratune", choices=method_names(),
+                   help="training method: StraTune (default) or one of the paper's baselines, "
+                        "under the same budget, cache and trace format")
     p.add_argument("--profile", default="paper", choices=("paper", "released"))
     p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
     p.add_argument("--skill", dest="skill_dir", metavar="DIR",
@@ -149,8 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _options(args: argparse.Namespace) -> Any:
+    from replay.method_options import method_from_args
     from replay.options import RunOptions, parse_budget
 
+    method = method_from_args(args)
     overrides: dict[str, Any] = {}
     if args.budget is not None:
         overrides.update(parse_budget(args.budget))
@@ -165,7 +171,7 @@ def _options(args: argparse.Namespace) -> Any:
         task=_task_spec(args), target=args.target or "", optimizer=args.optimizer or "",
         seed=args.seed,
         profile=args.profile, config_file=args.config_file, overrides=tuple(overrides.items()),
-        data_dir=args.data_dir,
+        data_dir=args.data_dir, method=method,
     )
 
 
@@ -185,7 +191,7 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay import runner
     from replay.agent_skill import write_learned
-    from replay.show import load_run, show
+    from replay.show import load_run, renderable, show
     from replay.viewer.rounds import round_table
     from replay.viewer.tables import header
 
@@ -196,6 +202,10 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
     run_controls.finish(code)
     if code == runner.EXIT_OK:
         run = load_run(args.out)
+        if run.is_baseline:
+            show(renderable(run), console)
+            console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
+            return code
         show(round_table(run.view), console)
         show(header(run.view, run.manifest, run.evaluation), console)
         console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
@@ -217,6 +227,11 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
         raise StraTuneError(f"plan: {missing} required (only --show-config goes without)")
     task = models.load_task(options.task, data_dir=options.data_dir)
     config = build_config(options, task)
+    if not isinstance(options.method, StraTuneMethod):
+        from replay.method_plan import render_method_plan
+
+        console.print(render_method_plan(options.method, config, task))
+        return 0
     console.print(render_plan(make_plan(config, task), config))
     return 0
 

@@ -19,6 +19,7 @@ from stratune_core.config import Config
 from stratune_core.config_layers import Layer, layer_config, task_layer
 from stratune_core.errors import ConfigError
 from stratune_core.events import OperatorChosen, RoundStarted
+from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.selectors.scripted import ReplaySequence, recorded_strategies
 from stratune_core.task import Task
 
@@ -37,6 +38,7 @@ class RunOptions:
     config_file: str | None = None
     overrides: tuple[tuple[str, Any], ...] = field(default=(), converter=tuple)
     data_dir: str | None = None
+    method: MethodSpec = field(factory=StraTuneMethod)
 
 
 def parse_budget(text: str) -> dict[str, Any]:
@@ -158,6 +160,7 @@ def new_manifest(options: RunOptions, config: Config) -> Manifest:
         seed=config.seed,
         profile=options.profile,
         config=config,
+        method=options.method,
         replay_sequence=sequence,
         packages=package_versions(),
         git_revision=git_revision(),

@@ -10,16 +10,24 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from llm_cache.accounting import Accounting
+from replay.viewer import event_line
 from replay.viewer.style import operator_label, verdict_text
 from stratune_core.events import (
     CandidateDecided,
+    ConsolidationDone,
+    EpochReviewed,
     Event,
+    FinalChosen,
     OperatorChosen,
+    RevisionRound,
     RoundSkipped,
     RunFinished,
     RunStarted,
+    UpdateDecided,
 )
 from stratune_core.state import State
+
+BASELINE_STEPS = (UpdateDecided, RevisionRound, ConsolidationDone, EpochReviewed, FinalChosen)
 
 
 def usage_line(accounting: Accounting) -> str:
@@ -86,6 +94,9 @@ class TrainProgress:
                 )
         line = round_line(events)
         usage = usage_line(accounting)
+        for event in events:  # a baseline's steps, one line each (they choose no operator)
+            if isinstance(event, BASELINE_STEPS):
+                self.console.print(event_line(event))
         if line is not None:
             line.append(f"  [{state.budget.spent}/{state.budget.limit}]", style="dim")
             self.console.print(line)

@@ -23,6 +23,7 @@ from llm_cache.store import CacheNotFound
 from replay import evaluation_dir, models, verify
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
+from replay.method_options import fit_method
 from replay.options import RunOptions, build_config, new_manifest
 from replay.plan import make_plan
 from replay.progress import TrainProgress
@@ -35,7 +36,8 @@ from replay.verify import EXIT_FAILED, EXIT_OK, Labelled
 from stratune_core.config import Config
 from stratune_core.errors import StraTuneError
 from stratune_core.events import RunFinished, SkillAdded
-from stratune_core.run import iterate
+from stratune_core.methods.registry import iterate_method
+from stratune_core.methods.spec import StraTuneMethod
 from stratune_core.state import initial_state
 from stratune_core.task import Task
 
@@ -56,11 +58,14 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     # A local optimizer's window bounds its prompts; the lowered budget is part of the recorded
     # config, so replay and resume rebuild the same prompts without asking the backend again.
     config = fit_to_context(config, context_tokens(backends[Role.OPTIMIZER]))
+    options = attrs.evolve(options, method=fit_method(options.method, backends[Role.TARGET]))
     manifest = new_manifest(options, config)
     manifest = attrs.evolve(manifest, target=public_spec(manifest.target),
                             optimizer=public_spec(manifest.optimizer))
-    initial_state(config, task)  # e.g. a budget below one round
-    warning = make_plan(config, task).warning
+    warning = None
+    if isinstance(options.method, StraTuneMethod):
+        initial_state(config, task)  # e.g. a budget below one round
+        warning = make_plan(config, task).warning
     if warning is not None:
         console.print(f"[bold yellow]warning[/]: {escape(warning)}")
     run_dir = RunDir.at(out)
@@ -111,7 +116,7 @@ class _Session:
         return code
 
     def _record(self, task: Task, llm: CachedLLM, previous: Manifest | None) -> int:
-        rounds = iterate(self.config, task, llm)
+        rounds = iterate_method(self.manifest.method, self.config, task, llm)
         first = next(rounds)
         finished_before = previous is not None and previous.finished
         if not finished_before:  # a rerun of a finished run keeps it finished unless it diverges

@@ -25,6 +25,7 @@ from stratune_core.enums import Strategy
 from stratune_core.errors import StraTuneError
 from stratune_core.events import Event, SkillAdded
 from stratune_core.ids import text_id
+from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.prompts import PROMPT_VERSION
 from stratune_core.selectors.scripted import ReplaySequence
 from stratune_core.serde import make_converter, one_line
@@ -42,7 +43,7 @@ class TraceError(StraTuneError):
 def trace_converter() -> cattrs.Converter:
     """Built on first use (importing this module builds nothing), then only read. A task
     spec without a skill folder is written without the key, as before the key existed."""
-    converter = make_converter(tagged_unions=(Event,))
+    converter = make_converter(tagged_unions=(Event, MethodSpec))
     converter.register_unstructure_hook(TaskSpec, make_dict_unstructure_fn(
         TaskSpec, converter, skill=override(omit_if_default=True)))
     return converter
@@ -154,6 +155,9 @@ class Manifest:
     seed: int
     profile: str = "paper"
     config: Config
+    # The training method and its settings; absent in manifests written before the baselines
+    # existed, which are StraTune runs.
+    method: MethodSpec = field(factory=StraTuneMethod)
     # The optimizer prompts' version (stratune_core.prompts.PROMPT_VERSION) the run was made with.
     prompt_version: str = PROMPT_VERSION
     # A `replay:` selector's recorded sequence by round (null: no strategy recorded in that
@@ -169,7 +173,7 @@ class Manifest:
     def run_identity(self) -> dict[str, Any]:
         """What must agree for a rerun to be a resume of the same run."""
         data = manifest_to_data(self)
-        identity = {k: data[k] for k in ("task", "seed", "config", "replay_sequence",
+        identity = {k: data[k] for k in ("task", "seed", "config", "method", "replay_sequence",
                                          "prompt_version")}
         # Transport options (timeouts, batch=on, concurrency, ...) may change between sessions.
         identity.update(target=without_transport(self.target),

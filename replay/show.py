@@ -12,8 +12,11 @@ from rich.console import Console, RenderableType
 from replay.serde import Manifest
 from replay.trace import RunDir
 from replay.viewer import build_view, candidate_detail, round_detail, summary
+from replay.viewer.method_view import method_summary
 from replay.viewer.model import RunView
 from stratune_core.errors import StraTuneError
+from stratune_core.events import Event
+from stratune_core.methods.spec import StraTuneMethod
 
 EXPORTS = ("svg", "html", "png", "txt")
 
@@ -24,6 +27,11 @@ class LoadedRun:
     manifest: Manifest | None
     usage: Any
     evaluation: Any
+    events: tuple[Event, ...] = ()
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.manifest is not None and not isinstance(self.manifest.method, StraTuneMethod)
 
 
 def load_run(path: str | Path) -> LoadedRun:
@@ -32,7 +40,7 @@ def load_run(path: str | Path) -> LoadedRun:
     _, events = run_dir.read_events()
     return LoadedRun(view=build_view(events), manifest=manifest,
                      usage=run_dir.read_json(run_dir.usage),
-                     evaluation=run_dir.read_json(run_dir.evaluation))
+                     evaluation=run_dir.read_json(run_dir.evaluation), events=tuple(events))
 
 
 def renderable(run: LoadedRun, *, round_number: int | None = None,
@@ -52,6 +60,8 @@ def renderable(run: LoadedRun, *, round_number: int | None = None,
         found_c = run.view.candidate(candidate)
         assert found_c is not None
         return candidate_detail(run.view, found_c, full_text=True)
+    if run.is_baseline:
+        return method_summary(run.events, run.view, run.manifest, run.usage, run.evaluation)
     return summary(run.view, run.manifest, run.usage, run.evaluation)
 
 

@@ -36,7 +36,7 @@ from replay.serde import Manifest, TraceError, check_prompt_version, digest_of, 
 from replay.trace import RunDir
 from stratune_core.config import Config
 from stratune_core.events import RunFinished, SkillAdded
-from stratune_core.run import iterate
+from stratune_core.methods.registry import iterate_method
 from stratune_core.task import Task
 
 BLOB_SUFFIX = ".txt.gz"
@@ -215,7 +215,7 @@ def replay(path: str, console: Console) -> int:
     with replay_llm(run_dir) as llm:
         n, added, final = 0, [], None
         try:
-            for state, events in iterate(manifest.config, task, llm):
+            for state, events in iterate_method(manifest.method, manifest.config, task, llm):
                 for event in events:
                     line = event_to_line(event)
                     n += 1

@@ -69,6 +69,7 @@ class StopReason(enum.Enum):
     MAX_ROUNDS = "max_rounds"
     MAX_EPOCHS = "max_epochs"
     NO_PROGRESS = "no_progress"  # a whole epoch of rounds spent nothing: nothing left to learn
+    COMPLETED = "completed"  # a baseline's procedure ended before its budget
 
 
 # The enums below are written into events and rendered by the shell as text, so they are

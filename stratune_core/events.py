@@ -35,6 +35,22 @@ from stratune_core.events_released import (
     WarmupRound,
     WindowSubmitted,
 )
+from stratune_core.methods.events import (
+    ConsolidationDone,
+    EditsSelected,
+    EpochReviewed,
+    ExecutionsRefused,
+    ExemplarsChosen,
+    FinalChosen,
+    LessonsExtracted,
+    MethodStarted,
+    RevisionRound,
+    SkillScored,
+    SplitMade,
+    SummaryChecked,
+    TargetExecuted,
+    UpdateDecided,
+)
 from stratune_core.selectors.base import Source
 from stratune_core.selectors.registry import to_source
 
@@ -256,6 +272,21 @@ Event = (
     | SeatRefused
     | EarlyStopWaived
     | SalvageAttempted
+    # the baselines' events (stratune_core/methods/events.py)
+    | MethodStarted
+    | SplitMade
+    | TargetExecuted
+    | ExecutionsRefused
+    | SkillScored
+    | UpdateDecided
+    | RevisionRound
+    | SummaryChecked
+    | ExemplarsChosen
+    | LessonsExtracted
+    | ConsolidationDone
+    | FinalChosen
+    | EditsSelected
+    | EpochReviewed
     | RunFinished
 )
 

@@ -67,6 +67,20 @@ EXPECTED = {
     ev.EarlyStopWaived: "epoch 1 accepted nothing, but I2 submitted in round 20: no early stop",
     ev.SeatRefused: "gets no final-selection seat (12 samples in common)",
     ev.SalvageAttempted: "(3 rescues): no usable merge",
+    ev.MethodStarted: "method textgrad",
+    ev.SplitMade: "10 for updates, 2 for internal validation",
+    ev.TargetExecuted: "rollout:",
+    ev.ExecutionsRefused: "validation refused: 10 executions needed, 4 left",
+    ev.SkillScored: "on validation: mean 0.500, 1/2 solved",
+    ev.UpdateDecided: "reverted (0.250 vs 0.500)",
+    ev.RevisionRound: "revision 1: 1 of 3 corrected",
+    ev.SummaryChecked: "summary of s001 kept",
+    ev.ExemplarsChosen: "exemplars: s000, s001 from a pool of 5",
+    ev.LessonsExtracted: "2 lesson(s) from the failure on s002",
+    ev.ConsolidationDone: "consolidation seed 41 over 3 groups",
+    ev.FinalChosen: "final choice",
+    ev.EditsSelected: "9 edits proposed, 4 after merging, 2 of at most 3 applied",
+    ev.EpochReviewed: "epoch 2 review",
 }
 
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from replay.compare.model import Stat
-from replay.compare.runs import DATASETS, METHOD, Run, label_of
+from replay.compare.runs import BASELINE_LABELS, DATASETS, METHOD, Run, label_of
 
 INITIAL = "Initial skill"
 OPERATORS = tuple(f"I{s}+F{f}" for s in (1, 2, 3) for f in (1, 2, 3, 4))
@@ -21,7 +21,8 @@ SECTIONS = {
     "Candidate evaluation": ("No valid.", "No final sel."),
     "Fixed revision operator": OPERATORS,
 }
-PAPER_ORDER = (INITIAL, METHOD, *(label for labels in SECTIONS.values() for label in labels))
+BASELINES = tuple(BASELINE_LABELS.values())  # in the paper's order (Table 2)
+PAPER_ORDER = (INITIAL, *BASELINES, METHOD, *(label for labels in SECTIONS.values() for label in labels))
 
 
 def section_of(label: str) -> str:

@@ -20,6 +20,7 @@ class Stat:
     mean: float | None
     sd: float | None
     n: int
+    rank: int | None = None  # 1 best, 2 second best in its column (Table 2's marks)
 
     @classmethod
     def of(cls, values: Iterable[float | None]) -> Stat:

@@ -10,20 +10,42 @@ from collections.abc import Sequence
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from replay.compare.model import MISSING, Column, Stat, Table, fmt_cell, fmt_number
+from replay.compare.model import MISSING, Column, Row, Stat, Table, fmt_cell, fmt_number
 from replay.viewer.fit import FitColumn, FitTable
 
 FORMATS = ("rich", "markdown", "csv", "latex")
 
 
-def _sections(table: Table) -> list[tuple[str | None, list[list[str]]]]:
-    """Rows as text, split where the group changes."""
-    out: list[tuple[str | None, list[list[str]]]] = []
+_MARKS = {"markdown": ("**{}**", "<u>{}</u>"), "latex": (r"\textbf{{{}}}", r"\underline{{{}}}")}
+
+
+_RICH_MARKS = {1: "bold", 2: "underline"}
+
+
+def _rank(value: object) -> int | None:
+    return value.rank if isinstance(value, Stat) else None
+
+
+def _marked(text: str, rank: int | None, fmt: str) -> str:
+    """A ranked cell (Table 2's best and second best) in the format's own emphasis."""
+    if rank not in (1, 2) or fmt not in _MARKS:
+        return text
+    return _MARKS[fmt][rank - 1].format(text)
+
+
+def _sections(table: Table, fmt: str = "") -> list[tuple[str | None, list[list[str]]]]:
+    """Rows as text (ranked cells in `fmt`'s emphasis), split where the group changes."""
+    return [(group, [[_marked(fmt_cell(v, c), _rank(v), fmt)
+                      for v, c in zip(row.cells, table.columns, strict=True)] for row in rows])
+            for group, rows in _row_groups(table)]
+
+
+def _row_groups(table: Table) -> list[tuple[str | None, list[Row]]]:
+    out: list[tuple[str | None, list[Row]]] = []
     for row in table.rows:
-        cells = [fmt_cell(v, c) for v, c in zip(row.cells, table.columns, strict=True)]
         if not out or out[-1][0] != row.group:
             out.append((row.group, []))
-        out[-1][1].append(cells)
+        out[-1][1].append(row)
     return out
 
 
@@ -34,10 +56,12 @@ def rich_table(table: Table) -> RenderableType:
     parts: list[RenderableType] = [Text(table.title, style="bold")]
     columns = [FitColumn(header=c.title, numeric=c.kind != "text") for c in table.columns]
     leading = next((i for i, c in enumerate(columns) if c.numeric), len(columns))
-    for group, rows in _sections(table):
+    for group, rows in _row_groups(table):
         if group is not None:
             parts.append(Text(group, style="italic"))
-        parts.append(FitTable(columns=columns, rows=rows, key=max(1, min(2, leading))))
+        cells = [[Text(fmt_cell(v, c), style=_RICH_MARKS.get(_rank(v), ""))
+                  for v, c in zip(row.cells, table.columns, strict=True)] for row in rows]
+        parts.append(FitTable(columns=columns, rows=cells, key=max(1, min(2, leading))))
     parts += [Text(note, style="dim") for note in table.notes]
     return Group(*parts, Text(""))
 
@@ -48,7 +72,7 @@ def markdown(table: Table) -> str:
 
     out = [f"**{table.title}**", "", line([c.title for c in table.columns]),
            line(["---" if c.kind == "text" else "---:" for c in table.columns])]
-    for group, rows in _sections(table):
+    for group, rows in _sections(table, "markdown"):
         if group is not None:
             out.append(line([f"*{group}*", *[""] * (len(table.columns) - 1)]))
         out += [line(cells) for cells in rows]
@@ -98,7 +122,7 @@ def latex(table: Table) -> str:
            rf"\caption{{{table.title.translate(_LATEX)}}}", rf"\begin{{tabular}}{{{align}}}",
            r"\toprule", " & ".join(c.title.translate(_LATEX) for c in table.columns) + r" \\",
            r"\midrule"]
-    for i, (group, rows) in enumerate(_sections(table)):
+    for i, (group, rows) in enumerate(_sections(table, "latex")):
         if i:
             out.append(r"\midrule")
         if group is not None:

@@ -21,6 +21,9 @@ from stratune_core.errors import ConfigError
 DATASETS = {"docvqa": "DocVQA", "livemath": "LiveMath", "mind2web": "Mind2Web",
             "spreadsheetbench": "SpreadsheetBench"}
 METHOD = "StraTune"
+# The baselines by the record type a manifest stores under `method` (stratune_core/methods).
+BASELINE_LABELS = {"TextGradMethod": "TextGrad", "GepaMethod": "GEPA", "SkillOptMethod": "SkillOpt",
+                   "Trace2SkillMethod": "Trace2Skill", "IterCotMethod": "Iter-CoT"}
 SELECTOR_LABELS = {
     "fixed:I1": "I1 only", "fixed:I2": "I2 only", "fixed:I3": "I3 only", "random": "Rand.",
     "rotation": "Rot.", "once": "Once", "bandit:epsilon_greedy": "Bandit, ε-greedy",
@@ -93,6 +96,9 @@ def _paper() -> dict[str, Any]:
 def method_of(run: Run) -> str:
     """The paper's name for what this run changes against the full method; else the grid's
     ablation name, else the changed fields."""
+    baseline = BASELINE_LABELS.get(str((run.manifest.get("method") or {}).get("_type")))
+    if baseline is not None:  # a baseline's config holds StraTune's defaults: not an ablation
+        return baseline
     config = run.config
     diffs = [f for f in ABLATION_FIELDS if config.get(f) != _paper()[f]]
     profile = run.manifest.get("profile", "paper")

@@ -10,6 +10,7 @@ from replay.compare import (
     budget,
     fixed_operators,
     main_results,
+    methods,
     run_summary,
     sequences,
     tokens,
@@ -17,7 +18,7 @@ from replay.compare import (
 from replay.compare.model import Table
 from replay.compare.runs import Run
 
-NAMES = ("main", "ablations", "fixed_operators", "bandits", "tokens", "cost_by_kind",
+NAMES = ("main", "methods", "ablations", "fixed_operators", "bandits", "tokens", "cost_by_kind",
          "sequences", "budget", "runs")
 
 
@@ -25,6 +26,7 @@ def build(runs: Sequence[Run], names: Sequence[str] = NAMES, by: Sequence[str] =
           ) -> list[Table]:
     builders = {
         "main": lambda: [main_results.build(runs, by)],
+        "methods": lambda: [methods.build(runs, by)],
         "ablations": lambda: [ablations.build(runs, by)],
         "fixed_operators": lambda: fixed_operators.build(runs, by),
         "bandits": lambda: [bandits.build(runs, by)],

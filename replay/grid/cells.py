@@ -15,10 +15,11 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from replay.grid.spec import Ablation, GridError, GridSpec, PairEntry, TaskEntry
+from replay.grid.spec import BASELINE_KEYS, Ablation, GridError, GridSpec, PairEntry, TaskEntry
 from replay.options import RunOptions, build_config, new_manifest
 from replay.trace import RunDir
 from stratune_core.errors import StraTuneError
+from stratune_core.methods.spec import StraTuneMethod
 from stratune_core.task import Task
 
 CELL_FILE = "grid_cell.json"  # the cell's grid coordinates, for `compare`
@@ -59,9 +60,13 @@ def _cell(spec: GridSpec, root: Path, task: TaskEntry, pair: PairEntry, ablation
         depends_on = source.id
     options = RunOptions(
         task=task.spec, target=pair.target, optimizer=pair.optimizer, seed=seed,
-        profile=ablation.profile or spec.profile,
+        # a baseline has no profiles: its cells are recorded as the CLI records them
+        profile=(ablation.profile or spec.profile)
+        if isinstance(ablation.method, StraTuneMethod) else "paper",
         config_file=ablation.config_file or spec.config_file,
-        overrides=tuple(overrides.items()), data_dir=task.data_dir,
+        overrides=tuple((k, v) for k, v in overrides.items()
+                        if isinstance(ablation.method, StraTuneMethod) or k in BASELINE_KEYS),
+        data_dir=task.data_dir, method=ablation.method,
     )
     return Cell(task=task.name, pair=pair.name, ablation=ablation.name, seed=seed,
                 options=options, test_eval=spec.test_eval, concurrency=spec.concurrency,

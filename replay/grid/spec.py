@@ -24,6 +24,10 @@
     i1-only = { selector = "fixed:I1" }
     replay = { selector = "replay:full" }      # the `full` cell of the same task, pair and seed
     no-hist = { no-history = true }
+    gepa-like = { method = "textgrad" }        # a baseline (docs/baselines.md) as a row
+
+    methods = ["textgrad", "iter-cot"]         # the methods axis: one ablation per baseline,
+                                               # named after it, beside the StraTune ablations
 
 Every error names the file and the key, and is an exit-2 error. Relative paths (task files,
 data directories, config files, replay sources) are relative to the grid file.
@@ -43,14 +47,17 @@ from attrs import field, frozen
 from replay.serde import TaskSpec
 from stratune_core.config import Config
 from stratune_core.errors import ConfigError
+from stratune_core.methods.spec import MethodSpec, StraTuneMethod, default_spec
 
 TOP_KEYS = ("seeds", "budget", "test_eval", "profile", "config", "concurrency", "defaults",
-            "max_connections", "tasks", "pairs", "ablations")
+            "max_connections", "tasks", "pairs", "ablations", "methods")
 TASK_KEYS = ("task", "scorer", "placement", "limit", "data")
 PAIR_KEYS = ("target", "optimizer")
 FLAGS = {"no_history": "history", "no_validation": "validation",
          "no_final_selection": "final_selection"}
-RUN_KEYS = ("profile", "config", "budget")  # ablation keys that are not Config fields
+RUN_KEYS = ("profile", "config", "budget", "method")  # ablation keys that are not Config fields
+# what a baseline ablation may set besides its method: the shared budget and step cap
+BASELINE_KEYS = ("budget", "budget_multiplier", "max_rounds")
 NOT_SETTABLE = ("seed", "target_model", "optimizer_model")  # set by the cell itself
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
 
@@ -80,6 +87,7 @@ class Ablation:
     profile: str | None = None
     config_file: str | None = None
     replay_of: str | None = None  # another ablation of this grid whose cells it replays
+    method: MethodSpec = field(factory=StraTuneMethod)
 
 
 @frozen(kw_only=True)
@@ -118,6 +126,7 @@ def parse_grid(data: Mapping[str, Any], file: Path) -> GridSpec:
     pairs = tuple(reader.pair(name, entry) for name, entry in reader.table(data, "pairs").items())
     ablations = tuple(reader.ablation(name, entry)
                       for name, entry in reader.table(data, "ablations").items())
+    ablations += reader.methods(data.get("methods", []), {a.name for a in ablations})
     names = {a.name for a in ablations}
     for ablation in ablations:
         if ablation.replay_of is not None and ablation.replay_of not in names:
@@ -272,7 +281,38 @@ class _Reader:
         profile = entry.get("profile")
         if profile is not None and not isinstance(profile, str):
             raise self.error(f"{key}.profile", f"expected a profile name, got {profile!r}")
+        method = self.method(entry.get("method", "stratune"), f"{key}.method")
+        if not isinstance(method, StraTuneMethod):
+            extra = sorted(f for f, _ in overrides if f not in BASELINE_KEYS)
+            if extra or profile is not None:
+                raise self.error(f"{key}.{(extra or ['profile'])[0]}",
+                                 f"method {method.method} has no such setting (it is a StraTune "
+                                 "option); remove it")
         return Ablation(
             name=name, overrides=tuple(overrides), profile=profile, replay_of=replay_of,
+            method=method,
             config_file=self.path(entry["config"], f"{key}.config") if "config" in entry else None,
         )
+
+    def method(self, value: Any, key: str) -> MethodSpec:
+        if not isinstance(value, str):
+            raise self.error(key, f"expected a method name, got {value!r}")
+        try:
+            return default_spec(value)
+        except ConfigError as exc:
+            raise self.error(key, str(exc).removeprefix("--method: ")) from None
+
+    def methods(self, value: Any, taken: set[str]) -> tuple[Ablation, ...]:
+        """`methods = [...]`: one ablation per method, named after it (StraTune's own cells are
+        the [ablations])."""
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error("methods", f"expected a list of method names, got {value!r}")
+        out = []
+        for i, name in enumerate(value):
+            method = self.method(name, f"methods[{i}]")
+            if name in taken:
+                raise self.error(f"methods[{i}]", f"{name!r} is also an ablation's name; rename "
+                                 "the ablation or drop the method from the list")
+            taken.add(name)
+            out.append(Ablation(name=name, method=method))
+        return tuple(out)

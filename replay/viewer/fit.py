@@ -29,8 +29,16 @@ class FitColumn:
     numeric: bool = False  # right-aligned; its cells are never wrapped (the width holds them)
 
 
-def _longest_word(text: str) -> int:
-    return max((cell_len(w) for w in text.split()), default=0)
+def _longest_word(text: str | Text) -> int:
+    plain = text.plain if isinstance(text, Text) else text
+    return max((cell_len(w) for w in plain.split()), default=0)
+
+
+def _cells(rows: Sequence[Sequence[str | Text]]) -> tuple[tuple[Text, ...], ...]:
+    """A plain string is read as console markup, as rich's own `add_row` reads it; a `Text`
+    keeps its style (a ranked cell's emphasis)."""
+    return tuple(tuple(c if isinstance(c, Text) else Text.from_markup(c) for c in row)
+                 for row in rows)
 
 
 @frozen(kw_only=True)
@@ -38,17 +46,17 @@ class FitTable:
     """`key` leading columns name a row; they are repeated in every part of a split table."""
 
     columns: tuple[FitColumn, ...] = field(converter=tuple)
-    rows: tuple[tuple[str, ...], ...] = field(converter=lambda rows: tuple(map(tuple, rows)))
+    rows: tuple[tuple[Text, ...], ...] = field(converter=_cells)
     key: int = 1
 
     def natural(self, i: int) -> int:
-        return max([cell_len(self.columns[i].header), *(cell_len(r[i]) for r in self.rows)])
+        return max([cell_len(self.columns[i].header), *(r[i].cell_len for r in self.rows)])
 
     def least(self, i: int) -> int:
         """The narrowest the column may get: a whole number, or the longest word of text."""
         words = [_longest_word(self.columns[i].header)]
         if self.columns[i].numeric:
-            words += [cell_len(r[i]) for r in self.rows]
+            words += [r[i].cell_len for r in self.rows]
         else:
             words += [_longest_word(r[i]) for r in self.rows]
         return max(1, *words)

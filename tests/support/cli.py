@@ -36,7 +36,8 @@ from replay import app, models
 from replay.models import Extensions, ModelKind
 from replay.serde import TaskSpec
 from stratune_core.errors import ConfigError
-from tests.support.toy import ToyOptimizer, ToyTask, toy_target
+from tests.support.toy import ToyOptimizer, ToyTask
+from tests.support.toy_methods import MethodOptimizer, method_target
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY_RUN = ("--task", "toy", "--target", "scripted:toy-target", "--optimizer",
@@ -55,14 +56,15 @@ def _scripted(body: str) -> Backend:
     options = dict(parse_qsl(query))
     fn: Callable[..., Any]
     if name == "toy-target":
-        fn = toy_target
+        fn = method_target  # toy_target, plus answers to Iter-CoT's turns
         for env, sig in SIGNAL_HOOKS.items():
             if after := int(os.environ.get(env, "0") or 0):
                 fn = _signal_after(fn, after, sig)
         if hold := os.environ.get("STRATUNE_TEST_HOLD"):
             fn = _hold_at(fn, int(os.environ.get("STRATUNE_TEST_HOLD_AT", "1")), Path(hold))
     elif name == "toy-optimizer":
-        fn = ToyOptimizer(style=options.get("style", "mixed"))
+        # the baselines' prompts get the toy's answers too; StraTune's go to the ToyOptimizer
+        fn = MethodOptimizer(stratune=ToyOptimizer(style=options.get("style", "mixed")))
     else:
         raise ConfigError(f"scripted model {name!r}: use toy-target or toy-optimizer")
     return FunctionBackend(fn, name=name)

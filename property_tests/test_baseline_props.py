@@ -1,0 +1,74 @@
+"""Every baseline, whatever the seed, training-set size, budget and optimizer habits: spending
+never passes B at any step, every unit spent is attributed to a sample and a purpose in a
+`TargetExecuted` event, a charged pair is never charged twice, and the run always ends with
+`RunFinished` naming a skill of the run."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stratune_core import events as ev
+from stratune_core.config import Config
+from stratune_core.methods.purposes import MethodPurpose
+from stratune_core.methods.registry import iterate_method
+from stratune_core.methods.spec import (
+    IterCotMethod,
+    SkillOptMethod,
+    TextGradMethod,
+    Trace2SkillMethod,
+)
+from tests.support.toy import InProcessLLM, ToyTask
+from tests.support.toy_methods import MethodOptimizer, method_target, unattributed
+
+SPECS = st.one_of(
+    st.builds(TextGradMethod, minibatch=st.integers(1, 5),
+              validation_frac=st.sampled_from([0.1, 0.2, 0.4])),
+    st.builds(IterCotMethod, max_revisions=st.integers(1, 6),
+              exemplars=st.one_of(st.none(), st.integers(1, 8))),
+    st.builds(SkillOptMethod, batch=st.integers(4, 40), minibatch=st.integers(2, 8),
+              epochs=st.integers(1, 4), slow_update_samples=st.integers(2, 20)),
+    st.builds(Trace2SkillMethod, seeds=st.sampled_from([(41,), (41, 42, 43)]),
+              group_size=st.integers(2, 10)),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    spec=SPECS,
+    seed=st.integers(0, 10_000),
+    n_train=st.integers(2, 40),
+    budget=st.one_of(st.none(), st.integers(1, 120)),
+    mixed=st.booleans(),
+    continuous=st.booleans(),
+)
+def test_budget_never_passed_and_every_execution_attributed(spec, seed, n_train, budget, mixed,
+                                                            continuous):
+    config = Config(seed=seed, budget=budget, max_rounds=30)
+    task = ToyTask(n_train=n_train, continuous=continuous)
+    llm = InProcessLLM(target=method_target, optimizer=MethodOptimizer(mixed=mixed))
+    events: list = []
+    skills: set[str] = set()
+    for state, evs in iterate_method(spec, config, task, llm):
+        events.extend(evs)
+        assert 0 <= state.budget.spent <= state.budget.limit
+        skills.update(e.skill_id for e in evs if isinstance(e, ev.SkillAdded))
+    limit = config.budget_for(n_train)
+    assert unattributed(events, limit) is None
+    assert events[-1].final_id in skills
+    pairs = [(e.skill_id, x) for e in events if isinstance(e, ev.TargetExecuted)
+             and e.purpose is not MethodPurpose.REVISION for x in e.sample_ids]
+    assert len(pairs) == len(set(pairs))  # the ledger: a (skill, sample) pair is paid once
+    train = {s.id for s in task.split("train")}
+    assert all(x in train for e in events if isinstance(e, ev.TargetExecuted)
+               for x in e.sample_ids)
+
+
+@settings(max_examples=100, deadline=None)
+@given(spec=SPECS, n_train=st.integers(2, 2000), budget=st.integers(1, 12_000))
+def test_plan_estimates_stay_within_the_budget(spec, n_train, budget):
+    from stratune_core.methods.estimates import estimate
+
+    guess = estimate(spec, n_train, budget)
+    assert 0 <= guess.target_executions <= budget
+    assert guess.optimizer_calls >= 0 and guess.uncounted_target_calls >= 0

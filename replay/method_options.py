@@ -1,0 +1,77 @@
+"""`--method`: which command-line options each method has, and the shell's adjustments of a
+method's settings to the models it runs with. Checked before anything is spent."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import attrs
+
+from llm_cache.backends.anthropic_backend import AnthropicBackend
+from llm_cache.backends.base import Backend
+from stratune_core.errors import ConfigError
+from stratune_core.methods.spec import IterCotMethod, Method, MethodSpec, default_spec
+
+# Options only StraTune has (its ablations and its profiles): the flag, and the argparse value
+# that means "not given".
+STRATUNE_ONLY: tuple[tuple[str, str, object], ...] = (
+    ("--selector", "selector", None),
+    ("--forms", "forms", None),
+    ("--operator", "operator", None),
+    ("--no-history", "no_history", False),
+    ("--no-validation", "no_validation", False),
+    ("--no-final-selection", "no_final_selection", False),
+    ("--profile", "profile", "paper"),
+)
+# Options a method has beyond the shared ones (task, models, budget, seed, out, ...).
+EXTRA_OPTIONS: dict[Method, frozenset[str]] = {
+    Method.STRATUNE: frozenset(flag for flag, _, _ in STRATUNE_ONLY) | {"--max-rounds"},
+    Method.TEXTGRAD: frozenset({"--max-rounds"}),
+    Method.ITER_COT: frozenset(),
+    Method.TRACE2SKILL: frozenset(),
+    Method.SKILLOPT: frozenset({"--max-rounds"}),
+}
+ALL_EXTRA: tuple[tuple[str, str, object], ...] = (*STRATUNE_ONLY, ("--max-rounds", "max_rounds", None))
+
+
+def method_from_args(args: argparse.Namespace) -> MethodSpec:
+    """The method `--method` names, after checking that every option given is one it has:
+    one line naming the option and the method otherwise."""
+    spec = default_spec(getattr(args, "method", None) or Method.STRATUNE.value)
+    allowed = EXTRA_OPTIONS[spec.method]
+    for flag, name, unset in ALL_EXTRA:
+        if flag not in allowed and getattr(args, name, unset) != unset:
+            users = sorted(m.value for m, flags in EXTRA_OPTIONS.items() if flag in flags)
+            raise ConfigError(f"{flag}: --method {spec.method} has no such option (it is an "
+                              f"option of --method {' | '.join(users)}); remove it")
+    return spec
+
+
+def fit_method(spec: MethodSpec, target: Backend) -> MethodSpec:
+    """Iter-CoT samples at temperature 0.7 where the target's backend takes a temperature;
+    elsewhere it sends none, and the manifest's `temperature: null` records that."""
+    if isinstance(spec, IterCotMethod) and spec.temperature is not None \
+            and not takes_temperature(target):
+        return attrs.evolve(spec, temperature=None)
+    return spec
+
+
+# Claude models that answer a sampling parameter with HTTP 400 whatever the API version
+# (Opus 4.7 and later, the 5.x families).
+_NO_TEMPERATURE = re.compile(r"opus-4-[7-9]|opus-[5-9]|sonnet-[5-9]|haiku-[5-9]|fable|mythos")
+_OLD_BEDROCK_VERSION = "bedrock-2023-05-31"
+
+
+def takes_temperature(backend: Backend) -> bool:
+    """Whether a request's temperature reaches the model without an error. A backend may say
+    so itself (`accepts_temperature`). The Claude API under the version the installed SDK
+    (2.x) sends rejects every sampling parameter; Bedrock's invoke endpoint with the legacy
+    body version takes it for models older than Opus 4.7. Other backends take it."""
+    declared = getattr(backend, "accepts_temperature", None)
+    if declared is not None:
+        return bool(declared)
+    if isinstance(backend, AnthropicBackend):
+        return (backend.anthropic_version == _OLD_BEDROCK_VERSION
+                and _NO_TEMPERATURE.search(backend.model) is None)
+    return True

@@ -1,0 +1,70 @@
+"""What a baseline is expected to spend, before anything runs (`stratune plan --method`).
+
+Estimates, not a dry run: the target executions are capped by B and assume the method uses
+as much of it as its procedure allows; optimizer calls follow from the steps that fit.
+Iter-CoT assumes half the zero-shot answers are wrong and revisions halve them each turn.
+"""
+
+from __future__ import annotations
+
+import math
+
+from attrs import frozen
+
+from stratune_core.methods.spec import (
+    IterCotMethod,
+    MethodSpec,
+    SkillOptMethod,
+    TextGradMethod,
+    Trace2SkillMethod,
+)
+
+LESSONS_PER_TRAJECTORY = 1.5
+
+
+@frozen(kw_only=True)
+class MethodEstimate:
+    target_executions: int  # counted in the budget
+    optimizer_calls: int
+    uncounted_target_calls: int = 0  # Iter-CoT's summaries
+    steps: int = 0  # updates proposed (TextGrad, SkillOpt), revision turns (Iter-CoT)
+
+
+def estimate(spec: MethodSpec, n_train: int, budget: int) -> MethodEstimate:
+    if isinstance(spec, TextGradMethod):
+        val = min(max(1, round(spec.validation_frac * n_train)), max(0, n_train - 1))
+        steps = max(0, (budget - val) // (spec.minibatch + val)) if val else 0
+        return MethodEstimate(target_executions=min(budget, val + steps * (spec.minibatch + val)),
+                              optimizer_calls=steps * (spec.minibatch + 1), steps=steps)
+    if isinstance(spec, IterCotMethod):
+        first = min(n_train, budget)
+        wrong, revisions, turns = first / 2, 0.0, 0
+        while wrong >= 1 and turns < spec.max_revisions:
+            revisions, wrong, turns = revisions + wrong, wrong / 2, turns + 1
+        counted = min(budget, first + math.ceil(revisions))
+        return MethodEstimate(target_executions=counted, optimizer_calls=0,
+                              uncounted_target_calls=math.ceil(first / 2 - wrong), steps=turns)
+    if isinstance(spec, Trace2SkillMethod):
+        m = min(n_train, budget // (1 + len(spec.seeds)))
+        records = math.ceil(m * LESSONS_PER_TRAJECTORY)
+        merges, levels = 0, 0
+        while records > spec.group_size and levels < spec.merge_levels:
+            levels += 1
+            records = math.ceil(records / spec.group_size)
+            merges += records
+        return MethodEstimate(target_executions=m * (1 + len(spec.seeds)),
+                              optimizer_calls=m + len(spec.seeds) * (merges + 1),
+                              steps=len(spec.seeds))
+    if isinstance(spec, SkillOptMethod):
+        val = min(max(1, round(spec.validation_frac * n_train)), max(0, n_train - 1))
+        fit = n_train - val
+        batch = min(spec.batch, fit)
+        planned = spec.epochs * math.ceil(fit / max(1, batch))
+        steps = min(planned, max(0, (budget - val) // (batch + val))) if batch else 0
+        slow = min(spec.epochs - 1, max(0, (budget - val - steps * (batch + val))
+                                        // (2 * spec.slow_update_samples + val)))
+        target = val + steps * (batch + val) + slow * (2 * spec.slow_update_samples + val)
+        per_step = math.ceil(batch / spec.minibatch) + 2  # analysts + merges
+        return MethodEstimate(target_executions=min(budget, target),
+                              optimizer_calls=steps * per_step + 2 * slow, steps=steps)
+    raise TypeError(f"no estimate for {type(spec).__name__}")

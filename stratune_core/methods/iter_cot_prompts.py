@@ -1,0 +1,38 @@
+"""Iter-CoT's three turns to the target, in our own words: the zero-shot chain-of-thought
+instruction added to the initial skill, the revise turn (the answer is wrong; no gold answer is
+given), and the summary turn. The exemplar block appended to the final skill."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+COT_INSTRUCTION = (
+    "Think step by step: write out your reasoning first, then give the final answer in the "
+    "required format."
+)
+
+REVISE = (
+    "Your answer is not correct. Go through the problem again carefully, find the mistake, and "
+    "give the corrected final answer in the required format."
+)
+
+SUMMARY = (
+    "Now write one complete, self-contained reasoning process for this problem, from the start "
+    "to the final answer, as if solving it for the first time (no mention of earlier attempts). "
+    "End with the final answer in the required format."
+)
+
+EXEMPLARS_HEADER = "Worked examples (reasoning that reached the correct answer):"
+
+
+def cot_skill(initial: str) -> str:
+    return f"{initial}\n\n{COT_INSTRUCTION}"
+
+
+def with_exemplars(initial: str, exemplars: Sequence[tuple[str, str]]) -> str:
+    """The initial skill with (input, reasoning) exemplars appended."""
+    if not exemplars:
+        return initial
+    blocks = "\n\n".join(f"Example {i}:\n{question}\n\nReasoning:\n{reasoning}"
+                         for i, (question, reasoning) in enumerate(exemplars, start=1))
+    return f"{initial}\n\n{EXEMPLARS_HEADER}\n\n{blocks}"

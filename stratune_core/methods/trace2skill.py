@@ -1,0 +1,139 @@
+"""Trace2Skill, combined variant (paper App. "Baseline Settings").
+
+1. The initial skill runs on the evolution samples (all of train, or as many as leave room to
+   score every consolidated skill on them too: m = min(n, B / (1 + runs))).
+2. One analyst call per trajectory, successes and failures alike, extracts lessons.
+3. Each consolidation seed (41, 42, 43) shuffles the lesson records and groups them in that
+   order; each group is merged, the merged lists are grouped and merged again until one list is
+   left, and a last call writes the skill from the initial skill and that list.
+4. Every consolidated skill runs on the evolution samples; the final skill is the best of them
+   unless all score below the initial skill, which is then kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from llm_cache.records import CallKind
+from stratune_core.config import Config
+from stratune_core.context import Env
+from stratune_core.enums import StopReason
+from stratune_core.events import Event
+from stratune_core.llm import LLM
+from stratune_core.methods.events import ConsolidationDone, FinalChosen, LessonsExtracted
+from stratune_core.methods.executions import execute, scored
+from stratune_core.methods.finish import finish
+from stratune_core.methods.purposes import MethodPurpose
+from stratune_core.methods.replies import all_blocks, last_block
+from stratune_core.methods.spec import Trace2SkillMethod
+from stratune_core.methods.splits import chunks, epoch_order, seeded_order
+from stratune_core.methods.state import MethodState, start
+from stratune_core.methods.trace2skill_prompts import (
+    ANALYST_SYSTEM,
+    LESSON_TAG,
+    MERGE_SYSTEM,
+    SKILL_TAG,
+    WRITE_SYSTEM,
+    analyst_prompt,
+    merge_prompt,
+    write_prompt,
+)
+from stratune_core.methods.trajectories import render
+from stratune_core.optimizer import ask, optimizer_request
+from stratune_core.task import Task
+
+Step = tuple[MethodState, tuple[Event, ...]]
+
+
+def iterate(spec: Trace2SkillMethod, config: Config, task: Task, llm: LLM) -> Iterator[Step]:
+    env = Env.build(config, task, llm)
+    state, opening = start(spec, config, task)
+    initial = state.current_id
+    m = min(len(env.train_ids), state.budget.limit // (1 + len(spec.seeds)))
+    evolution = epoch_order(env.train_ids, config.seed, 0)[:m]
+    state, paid, runs = execute(state, env, initial, evolution,
+                                purpose=MethodPurpose.TRAJECTORIES)
+    if not runs:
+        yield state, (*opening, *paid)
+        state, done = finish(state, initial, StopReason.BUDGET)
+        yield state, done
+        return
+    records, extracted = _analyse(state, env, initial, evolution)
+    yield state, (*opening, *paid, *extracted)
+    candidates: list[str] = []
+    for run_index, seed in enumerate(spec.seeds):
+        state = state.evolve(round=run_index)
+        state, events, candidate = _consolidate(state, env, spec, records, seed)
+        if candidate is not None and candidate not in candidates and candidate != initial:
+            candidates.append(candidate)
+        yield state, events
+    base, seen = scored(state, env, initial, evolution, purpose=MethodPurpose.TRAJECTORIES)
+    scores, events = [base], [seen]
+    ids = [initial]
+    for candidate in candidates:
+        state, paid, runs = execute(state, env, candidate, evolution,
+                                    purpose=MethodPurpose.SELECTION)
+        events.extend(paid)
+        if runs is None:
+            continue
+        score, seen = scored(state, env, candidate, evolution, purpose=MethodPurpose.SELECTION)
+        events.append(seen)
+        ids.append(candidate)
+        scores.append(score)
+    best = max(range(1, len(ids)), key=lambda i: (scores[i], -i), default=0)
+    final = ids[best] if best and scores[best] >= scores[0] - 1e-12 else initial
+    if final != initial:
+        state = state.accept(final)
+    events.append(FinalChosen(skill_ids=ids, scores=scores, final_id=final))
+    reason = StopReason.COMPLETED if len(ids) == len(candidates) + 1 else StopReason.BUDGET
+    state, done = finish(state, final, reason)
+    yield state, (*events, *done)
+
+
+def _analyse(state: MethodState, env: Env, skill_id: str,
+             sample_ids: Sequence[str]) -> tuple[tuple[str, ...], tuple[Event, ...]]:
+    """Every trajectory's lessons, in sample order, with one event per trajectory."""
+    executions = [state.ledger.get(skill_id, x) for x in sample_ids]
+    skill = state.text(skill_id)
+    replies = ask(env, [optimizer_request(env, analyst_prompt(skill, render(env, e), e.solved),
+                                          kind=CallKind.REFLECTION, system=ANALYST_SYSTEM)
+                        for e in executions if e is not None])
+    records: list[str] = []
+    events: list[Event] = []
+    for e, reply in zip([e for e in executions if e is not None], replies, strict=True):
+        lessons = all_blocks(reply, LESSON_TAG)
+        records.extend(lessons)
+        events.append(LessonsExtracted(sample_id=e.sample_id, solved=e.solved,
+                                       lessons=len(lessons)))
+    return tuple(records), tuple(events)
+
+
+def _consolidate(state: MethodState, env: Env, spec: Trace2SkillMethod, records: Sequence[str],
+                 seed: int) -> tuple[MethodState, tuple[Event, ...], str | None]:
+    """One consolidation run: the records in the seed's order, merged group by group, level by
+    level, then written into a skill."""
+    level = list(seeded_order(records, seed))
+    groups, levels = 0, 0
+    while len(level) > spec.group_size and levels < spec.merge_levels:
+        levels += 1
+        merged = ask(env, [optimizer_request(env, merge_prompt(group), kind=CallKind.SKILL_UPDATE,
+                                             system=MERGE_SYSTEM)
+                           for group in chunks(level, spec.group_size)])
+        groups += len(merged)
+        shorter = [lesson for reply in merged for lesson in all_blocks(reply, LESSON_TAG)]
+        shrunk = len(shorter) < len(level)
+        level = shorter
+        if not shrunk:  # the merges no longer shorten the list: stop merging
+            break
+    if not level:
+        return state, (ConsolidationDone(seed=seed, candidate_id=None, groups=groups,
+                                         detail="no lessons to consolidate"),), None
+    skill = state.text(state.current_id)
+    reply = ask(env, [optimizer_request(env, write_prompt(skill, level),
+                                        kind=CallKind.SKILL_UPDATE, system=WRITE_SYSTEM)])[0]
+    text = last_block(reply, SKILL_TAG)
+    if text is None:
+        return state, (ConsolidationDone(seed=seed, candidate_id=None, groups=groups,
+                                         detail=f"no <{SKILL_TAG}> block in the reply"),), None
+    state, sid, added = state.add_skill(text, state.current_id)
+    return state, (*added, ConsolidationDone(seed=seed, candidate_id=sid, groups=groups)), sid

@@ -1,0 +1,16 @@
+"""One execution rendered for a baseline's optimizer prompt: the input, the target's output,
+the expected answer and the scorer's verdict. Short by the task's contract (`Task.describe`)."""
+
+from __future__ import annotations
+
+from stratune_core.context import Env
+from stratune_core.records import Execution
+
+
+def render(env: Env, execution: Execution) -> str:
+    sample = env.samples[execution.sample_id]
+    verdict = "solved" if execution.solved else f"not solved: {execution.summary or 'wrong'}"
+    return (f"<input>\n{env.task.describe(sample)}\n</input>\n"
+            f"<output>\n{execution.output}\n</output>\n"
+            f"<expected>\n{env.task.expected(sample)}\n</expected>\n"
+            f"<result>score {execution.score:.2f}, {verdict}</result>")

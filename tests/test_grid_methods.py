@@ -1,0 +1,75 @@
+"""The grid's methods axis: `methods = [...]` adds one cell row per baseline beside StraTune's
+ablations, a baseline ablation takes only the shared settings, and `compare` reads the cells
+into the methods table."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from llm_cache.backends.function import FunctionBackend
+from llm_cache.records import Role
+from replay.compare.methods import build as methods_table
+from replay.compare.runs import load_runs
+from replay.grid.run import run_grid
+from replay.grid.spec import GridError, load_grid
+from tests.grid_support import ScriptedEnv, write_grid
+from tests.support.toy_methods import MethodOptimizer, method_target
+
+
+class MethodsEnv(ScriptedEnv):
+    """The scripted models with the baselines' answers (tests/support/toy_methods.py)."""
+
+    def backends(self, cell):
+        return {Role.TARGET: FunctionBackend(method_target, name="toy-target"),
+                Role.OPTIMIZER: FunctionBackend(MethodOptimizer(), name="toy-optimizer")}
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("grid")
+    path = write_grid(base / "grid.toml", ablations="full = {}\n", seeds="[0]",
+                      extra='methods = ["textgrad", "iter-cot"]', limit=24)
+    result = run_grid(load_grid(path), base / "out", Console(file=io.StringIO()),
+                      env=MethodsEnv())
+    assert result.code == 0 and result.stopped is None
+    return base / "out"
+
+
+def test_each_method_is_a_row_of_cells(grid):
+    kinds = {}
+    for name in ("full", "textgrad", "iter-cot"):
+        manifest = json.loads((grid / f"toy/scripted/{name}/seed0/manifest.json").read_text())
+        assert manifest["finished"]
+        kinds[name] = manifest["method"]["_type"]
+    assert kinds == {"full": "StraTuneMethod", "textgrad": "TextGradMethod",
+                     "iter-cot": "IterCotMethod"}
+
+
+def test_compare_reads_the_grid_into_the_methods_table(grid):
+    table = methods_table(load_runs([str(grid)]))
+    assert table is not None
+    assert [row.cells[0] for row in table.rows] == ["Initial skill", "TextGrad", "Iter-CoT",
+                                                     "StraTune"]
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('tg = { method = "textgrad", selector = "random" }\n', "ablations.tg.selector"),
+    ('tg = { method = "textgrad", profile = "released" }\n', "ablations.tg.profile"),
+    ('tg = { method = "dspy" }\n', "ablations.tg.method"),
+])
+def test_a_baseline_ablation_refuses_stratune_settings(tmp_path, text, key):
+    path = write_grid(tmp_path / "grid.toml", ablations=text)
+    with pytest.raises(GridError, match=key.replace(".", r"\.")):
+        load_grid(path)
+
+
+def test_a_method_named_like_an_ablation_is_refused(tmp_path):
+    path = write_grid(tmp_path / "grid.toml", ablations="textgrad = {}\n",
+                      extra='methods = ["textgrad"]')
+    with pytest.raises(GridError, match=r"methods\[0\]"):
+        load_grid(path)

@@ -1,0 +1,103 @@
+"""Iter-CoT over the toy world: construction by the target alone, revisions charged to the
+budget, summaries logged and not charged, exemplars appended to the initial skill."""
+
+from __future__ import annotations
+
+from llm_cache.records import CallKind, Role
+from stratune_core import events as ev
+from stratune_core.config import Config
+from stratune_core.enums import StopReason
+from stratune_core.methods.iter_cot_prompts import EXEMPLARS_HEADER, REVISE
+from stratune_core.methods.purposes import MethodPurpose
+from stratune_core.methods.spec import IterCotMethod
+from tests.support.toy import INITIAL_SKILL, ToyTask
+from tests.support.toy_methods import run_method, unattributed
+
+
+def _of(events, cls):
+    return [e for e in events if isinstance(e, cls)]
+
+
+def test_no_optimizer_call_and_every_target_call_at_the_temperature():
+    events, _, llm = run_method(IterCotMethod(), Config(seed=3), ToyTask(n_train=48))
+    assert all(r.role is Role.TARGET for r in llm.calls)
+    assert {r.temperature for r in llm.calls} == {0.7}
+    assert unattributed(events, 288) is None
+
+
+def test_no_temperature_when_the_backend_takes_none():
+    _, _, llm = run_method(IterCotMethod(temperature=None), Config(seed=3), ToyTask(n_train=24))
+    assert {r.temperature for r in llm.calls} == {None}
+
+
+def test_revisions_count_and_summaries_do_not():
+    events, _, llm = run_method(IterCotMethod(), Config(seed=3), ToyTask(n_train=48))
+    charged = _of(events, ev.TargetExecuted)
+    construction = [e for e in charged if e.purpose is MethodPurpose.CONSTRUCTION]
+    revisions = [e for e in charged if e.purpose is MethodPurpose.REVISION]
+    assert len(construction[0].sample_ids) == 48
+    rounds = _of(events, ev.RevisionRound)
+    assert [len(e.sample_ids) for e in revisions] == [len(r.revised) for r in rounds]
+    revise_calls = [r for r in llm.calls if r.kind is CallKind.TARGET_EXECUTION
+                    and r.messages[-1].text() == REVISE]
+    assert len(revise_calls) == sum(len(r.revised) for r in rounds)
+    summaries = [r for r in llm.calls if r.kind is CallKind.SUMMARY]
+    assert len(summaries) == len(_of(events, ev.SummaryChecked)) > 0
+    assert events[-1].spent == 48 + len(revise_calls)
+
+
+def test_revisions_stop_early_and_never_pass_six():
+    for seed in range(4):
+        events, _, _ = run_method(IterCotMethod(), Config(seed=seed), ToyTask(n_train=40))
+        rounds = _of(events, ev.RevisionRound)
+        assert 1 <= len(rounds) <= 6
+        assert all(r.corrected for r in rounds[:-1])  # only the last may correct nothing
+        if len(rounds) < 6:
+            assert not rounds[-1].corrected or not set(rounds[-1].revised) - set(rounds[-1].corrected)
+        for before, after in zip(rounds, rounds[1:], strict=False):
+            assert set(after.revised) == set(before.revised) - set(before.corrected)
+
+
+def test_exemplars_come_from_correct_reasonings_only():
+    """Pool = solved at once + corrected with a summary still right; the final skill is the
+    initial skill with the drawn exemplars appended."""
+    events, state, _ = run_method(IterCotMethod(), Config(seed=5), ToyTask(n_train=48))
+    chosen = _of(events, ev.ExemplarsChosen)[0]
+    dropped = {e.sample_id for e in _of(events, ev.SummaryChecked) if not e.kept}
+    assert len(chosen.sample_ids) == 8 and not set(chosen.sample_ids) & dropped
+    final = state.text(events[-1].final_id)
+    assert final.startswith(INITIAL_SKILL) and EXEMPLARS_HEADER in final
+    assert events[-1].reason is StopReason.COMPLETED
+
+
+def test_a_small_budget_limits_construction_and_revisions():
+    events, _, _ = run_method(IterCotMethod(exemplars=2), Config(seed=3, budget=30),
+                              ToyTask(n_train=48))
+    assert unattributed(events, 30) is None
+    assert events[-1].reason is StopReason.BUDGET
+    assert len(_of(events, ev.ExemplarsChosen)[0].sample_ids) <= 2
+
+
+def test_exemplar_counts_follow_the_task():
+    spec = IterCotMethod()
+    assert [spec.exemplars_for(t) for t in ("docvqa", "livemath", "mind2web",
+                                           "spreadsheetbench", "toy")] == [8, 8, 4, 4, 8]
+    assert IterCotMethod(exemplars=3).exemplars_for("docvqa") == 3
+
+
+def test_the_temperature_is_dropped_where_the_backend_rejects_it():
+    """Claude API under SDK 2.x: no temperature (manifest: null); a local backend keeps it."""
+    from llm_cache.backends.anthropic_backend import AnthropicBackend
+    from llm_cache.backends.function import FunctionBackend
+    from replay.method_options import fit_method, takes_temperature
+
+    claude = AnthropicBackend("claude-haiku-4-5", api_key="x")
+    legacy = AnthropicBackend("anthropic.claude-haiku-4-5-20251001-v1:0", provider="bedrock",
+                              bedrock_anthropic_version="bedrock-2023-05-31", aws_region="us-east-1")
+    opus = AnthropicBackend("anthropic.claude-opus-4-8", provider="bedrock",
+                            bedrock_anthropic_version="bedrock-2023-05-31", aws_region="us-east-1")
+    local = FunctionBackend(lambda r: r, name="local")
+    assert [takes_temperature(b) for b in (claude, legacy, opus, local)] == [
+        False, True, False, True]
+    assert fit_method(IterCotMethod(), claude).temperature is None
+    assert fit_method(IterCotMethod(), local).temperature == 0.7

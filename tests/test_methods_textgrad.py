@@ -1,0 +1,84 @@
+"""TextGrad over the toy world: minibatches of 3, updates reverted when validation drops, the
+budget never passed and every execution attributed."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from stratune_core import events as ev
+from stratune_core.config import Config
+from stratune_core.enums import StopReason
+from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
+from stratune_core.methods.spec import TextGradMethod
+from stratune_core.serde import unstructure
+from tests.support.toy import RULES, ToyTask
+from tests.support.toy_methods import run_method, unattributed
+
+
+def _of(events, cls):
+    return [e for e in events if isinstance(e, cls)]
+
+
+def test_a_run_splits_80_20_and_learns_within_the_budget():
+    """The fit and validation ids partition train 80/20; the final skill holds learnt rules."""
+    events, state, _ = run_method(TextGradMethod(), Config(seed=3), ToyTask(n_train=48))
+    split = _of(events, ev.SplitMade)[0]
+    assert len(split.validation_ids) == round(0.2 * 48)
+    assert sorted(split.fit_ids + split.validation_ids) == sorted(f"s{i:03d}" for i in range(48))
+    assert unattributed(events, 6 * 48) is None
+    final = events[-1]
+    assert any(rule in state.text(final.final_id) for rule in RULES.values())
+
+
+def test_rollouts_are_minibatches_of_three_from_the_fit_split():
+    events, _, _ = run_method(TextGradMethod(), Config(seed=4), ToyTask(n_train=30))
+    split = _of(events, ev.SplitMade)[0]
+    rollouts = [e for e in _of(events, ev.TargetExecuted) if e.purpose is MethodPurpose.ROLLOUT]
+    assert rollouts
+    for e in rollouts:
+        assert len(e.sample_ids) + e.reused == 3 or len(split.fit_ids) % 3
+        assert set(e.sample_ids) <= set(split.fit_ids)
+    for e in _of(events, ev.TargetExecuted):
+        if e.purpose is MethodPurpose.VALIDATION:
+            assert set(e.sample_ids) <= set(split.validation_ids)
+
+
+def test_an_update_that_lowers_validation_is_reverted():
+    """The toy optimizer's over-general rules lose on validation: the current skill stays."""
+    seen = Counter()
+    for seed in range(6):
+        events, _, _ = run_method(TextGradMethod(), Config(seed=seed), ToyTask(n_train=36))
+        for d in _of(events, ev.UpdateDecided):
+            seen[d.verdict] += 1
+            if d.verdict is UpdateVerdict.REVERTED:
+                assert d.score < d.reference_score
+            if d.verdict is UpdateVerdict.KEPT:
+                assert d.score >= d.reference_score
+    assert seen[UpdateVerdict.REVERTED] and seen[UpdateVerdict.KEPT]
+    assert seen[UpdateVerdict.UNUSABLE]
+
+
+def test_current_skill_follows_kept_updates_only():
+    events, _, _ = run_method(TextGradMethod(), Config(seed=5), ToyTask(n_train=36))
+    current = events[0].initial_skill_id
+    for d in _of(events, ev.UpdateDecided):
+        assert d.parent_id == current
+        if d.verdict is UpdateVerdict.KEPT:
+            current = d.candidate_id
+    assert events[-1].final_id == current
+
+
+def test_a_small_budget_stops_before_a_step_it_cannot_finish():
+    events, _, _ = run_method(TextGradMethod(), Config(seed=3, budget=40), ToyTask(n_train=48))
+    assert events[-1].reason is StopReason.BUDGET
+    assert unattributed(events, 40) is None
+    # a step needs its minibatch and a whole validation split: what is left is less than that
+    assert 40 - events[-1].spent < 3 + 10
+
+
+def test_same_seed_same_events_and_max_rounds():
+    a, _, _ = run_method(TextGradMethod(), Config(seed=9, max_rounds=4), ToyTask(n_train=36))
+    b, _, _ = run_method(TextGradMethod(), Config(seed=9, max_rounds=4), ToyTask(n_train=36))
+    assert [unstructure(e) for e in a] == [unstructure(e) for e in b]
+    assert a[-1].reason is StopReason.MAX_ROUNDS and a[-1].rounds == 4
+

@@ -1,0 +1,66 @@
+"""Trace2Skill over the toy world: one analyst per trajectory, three seeded consolidations,
+the best on the evolution samples or the initial skill."""
+
+from __future__ import annotations
+
+from llm_cache.records import CallKind
+from stratune_core import events as ev
+from stratune_core.config import Config
+from stratune_core.methods.purposes import MethodPurpose
+from stratune_core.methods.spec import Trace2SkillMethod
+from tests.support.toy import ToyTask
+from tests.support.toy_methods import run_method, unattributed
+
+
+def _of(events, cls):
+    return [e for e in events if isinstance(e, cls)]
+
+
+def test_every_trajectory_is_analysed_and_each_seed_consolidates():
+    events, _, llm = run_method(Trace2SkillMethod(), Config(seed=0), ToyTask(n_train=48))
+    lessons = _of(events, ev.LessonsExtracted)
+    assert len(lessons) == 48 and {e.solved for e in lessons} == {True, False}
+    assert len([r for r in llm.calls if r.kind is CallKind.REFLECTION]) == 48
+    assert [e.seed for e in _of(events, ev.ConsolidationDone)] == [41, 42, 43]
+    assert unattributed(events, 288) is None
+
+
+def test_the_seeds_change_the_grouping():
+    """The same lessons in three orders: the merge prompts differ between seeds."""
+    events, _, llm = run_method(Trace2SkillMethod(seeds=(41, 42)), Config(seed=0),
+                                ToyTask(n_train=48))
+    merges = [r.messages[0].text() for r in llm.calls if r.kind is CallKind.SKILL_UPDATE
+              and "Lessons from several trajectories" in r.messages[0].text()]
+    first = _of(events, ev.ConsolidationDone)[0].groups
+    assert 0 < first < len(merges)
+    assert merges[0] != merges[first]  # each seed's first group holds other records
+
+
+def test_final_is_the_best_candidate_or_the_initial_skill():
+    outcomes = set()
+    for seed in range(8):
+        events, _, _ = run_method(Trace2SkillMethod(seeds=(41,) if seed % 2 else (41, 42, 43)),
+                                  Config(seed=seed), ToyTask(n_train=36))
+        chosen = _of(events, ev.FinalChosen)[0]
+        initial = chosen.skill_ids[0]
+        assert initial == events[0].initial_skill_id
+        best = max(chosen.scores[1:], default=-1.0)
+        if best >= chosen.scores[0]:
+            assert chosen.final_id != initial
+            assert chosen.scores[chosen.skill_ids.index(chosen.final_id)] == best
+        else:
+            assert chosen.final_id == initial
+        outcomes.add(chosen.final_id == initial)
+        assert events[-1].final_id == chosen.final_id
+        selection = [e for e in _of(events, ev.TargetExecuted)
+                     if e.purpose is MethodPurpose.SELECTION]
+        assert len(selection) == len(chosen.skill_ids) - 1
+    assert outcomes == {True, False}
+
+
+def test_a_budget_below_four_passes_shrinks_the_evolution_samples():
+    events, _, _ = run_method(Trace2SkillMethod(), Config(seed=0, budget=100),
+                              ToyTask(n_train=48))
+    first = _of(events, ev.TargetExecuted)[0]
+    assert len(first.sample_ids) == 25  # 100 // (1 + 3 seeds)
+    assert unattributed(events, 100) is None
