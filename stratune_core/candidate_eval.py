@@ -86,7 +86,8 @@ def evaluate_candidate(
     if cfg.validation:
         q_v = validation_set(
             rng, samples=env.train, exclude=sub.exclude | set(result.sample_ids),
-            size=env.shape.validation,
+            # all it asks for, or what Q_s left when Q_s keeps its quota (released)
+            size=cfg.validation_size(len(env.train)),
         )
         if not q_v:
             entry = HistoryEntry(

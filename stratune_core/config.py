@@ -82,6 +82,12 @@ class Config:
     # an ablation switch only
     validation_lb_check: bool = _flag(True)
     validation_floor: float = _float(0.0, UNIT)  # released: eps_v is max(eps0, 0.010)
+    # on a training set too small for both sets at full size, the paper keeps |Q_v| and screens
+    # on what is left; the released code keeps Q_s at its quota and validates on what is left
+    screening_keeps_quota: bool = _flag(False)
+    # the random part of Q_s also takes what the solved part falls short of its quota (paper:
+    # Q_s keeps its size while few solved samples are known); the released code does not
+    screen_top_up: bool = _flag(True)
 
     # --- saved candidates and final selection ------------------------------------------------
     # App. B: the saved pool is maintained as in the released code, at most 4 (released rule)
@@ -268,6 +274,8 @@ def released() -> Config:
         validation_min=100,
         validation_max=300,
         validation_floor=0.010,
+        screening_keeps_quota=True,
+        screen_top_up=False,
         archive_cap=4,
         final_seats=2,
         reserve_rule=ReserveRule.FIXED,

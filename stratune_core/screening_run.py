@@ -49,7 +49,9 @@ def draw_set(state: State, env: Env, rng: np.random.Generator, ref: str,
     q_s = screening_set(
         rng, samples=env.train, solved=solved, exclude=exclude, n_solved=cfg.screen_solved,
         n_random=cfg.screen_random,
-        keep=env.shape.validation,  # Q_v is drawn from what Q_s leaves (0 without validation)
+        # Q_v is drawn from what Q_s leaves (0 without validation); the released profile keeps
+        # Q_s at its quota and Q_v takes the rest
+        keep=0 if cfg.screening_keeps_quota else env.shape.validation, top_up=cfg.screen_top_up,
     )
     return q_s, solved
 

@@ -49,6 +49,7 @@ def screening_set(
     n_solved: int,
     n_random: int,
     keep: int = 0,
+    top_up: bool = True,
 ) -> tuple[str, ...]:
     """Q_s: up to `n_solved` ids the reference skill solved, then random ids of the rest.
 
@@ -58,7 +59,8 @@ def screening_set(
     eps_s = max(eps0, m~/|Q_s|) needlessly large (the paper screens on 36 to 48 samples).
     `keep` eligible ids are left out of Q_s for the validation set that must be disjoint from
     it (Q_s still gets at least one): on a training set too small for both sets at full size,
-    validation keeps its size and screening takes the rest.
+    validation keeps its size and screening takes the rest. With `top_up` False (the released
+    code) the random part takes `n_random` ids only, whatever the solved part fell short of.
     Both parts are stratified (`stratified_order`). Excluded ids (the round's batch, samples
     used to generate the candidate) never appear; the result has no duplicates. Order: the
     solved part, then the random part.
@@ -69,7 +71,7 @@ def screening_set(
     solved_part = stratified_order(rng, [s for s in eligible if s.id in solved])[:wanted]
     taken = set(solved_part)
     rest = [s for s in eligible if s.id not in taken]
-    shortfall = max(0, n_solved) - len(solved_part)
+    shortfall = max(0, n_solved) - len(solved_part) if top_up else 0
     size = min(max(0, n_random) + shortfall, room - len(solved_part))
     random_part = stratified_order(rng, rest)[:size]
     return tuple(solved_part) + tuple(random_part)
