@@ -65,6 +65,9 @@ class Config:
     budget: int | None = _int(None, 1)  # None: multiplier * |train|
     budget_multiplier: float = _float(6.0, number(0.0, low_open=True))
     n_batches: int = _int(16, 1)  # N_Q
+    # the seed of the batch order alone (None: the run seed); a Replay run follows another run's
+    # strategies on batches in another order (paper §4.1) while everything else keeps the seed
+    batch_order_seed: int | None = _int(None, 0)
     max_rounds: int | None = _int(None, 1)
 
     # --- candidate evaluation (App. B) ------------------------------------------------------
@@ -231,6 +234,11 @@ class Config:
                     "'F4'; use an F4 operator or forms 'all'", field="operator")
 
     # ------------------------------------------------------------------------------------------
+    @property
+    def batch_order(self) -> int:
+        """The seed the training batches are dealt with."""
+        return self.seed if self.batch_order_seed is None else self.batch_order_seed
+
     def budget_for(self, n_train: int) -> int:
         if self.budget is not None:
             return self.budget

@@ -85,6 +85,9 @@ def initial_state(config: Config, task: Task) -> State:
     shape.require_one_round()
     rng = round_rng(config.seed, SETUP_ROUND)
     batches = make_batches(train, config.n_batches, rng)
+    if config.batch_order_seed is not None:  # another order; the rest still follows the seed
+        batches = make_batches(train, config.n_batches,
+                               round_rng(config.batch_order_seed, SETUP_ROUND))
     ranking = ranking_set(rng, samples=train, exclude=frozenset(), size=shape.ranking)
     text = task.info.initial_skill
     sid = text_id(text)
