@@ -155,6 +155,13 @@ class Config:
     branch_min_frac: float = _float(0.15, UNIT)
     branch_lb: float = _float(0.60, UNIT)
     save_needs_wins: bool = _flag(False)  # the save rule also needs wins >= losses (released)
+    # released decision: acceptance and saving allow at most this many regressions among the
+    # random part of Q_s, and one more rejects at once (None: no such check; released 1)
+    guard_severe_max: int | None = _int(None, 0)
+    # released decision: the task's auxiliary metric (exact match, action F1, cell accuracy,
+    # parsed) may not drop by more than eps_guard = min(0.01, eps_s) for acceptance (else
+    # probation) nor by more than 2 eps_guard at all
+    aux_guardrail: bool = _flag(False)
     validation_futility: int = _int(0, 0)  # stop validation if the first N show a loss (80)
     # --- released: the saved pool and final selection ------------------------------------
     initial_in_pool: bool = _flag(False)  # s0 is saved from the start (a final contender)
@@ -297,6 +304,8 @@ def released() -> Config:
         probation=True,
         branch_saves=True,
         save_needs_wins=True,
+        guard_severe_max=1,
+        aux_guardrail=True,
         validation_futility=80,
         initial_in_pool=True,
         final_floor_samples=2.0,

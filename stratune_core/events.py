@@ -28,6 +28,7 @@ from stratune_core.events_released import (
     ProbationOpened,
     RefinementKept,
     ResidualsPooled,
+    RuleChecked,
     SalvageAttempted,
     SeatRefused,
     SmokeFailed,
@@ -253,6 +254,7 @@ Event = (
     | FutilityStopped
     | ProbationOpened
     | CandidateBranched
+    | RuleChecked
     | SeatRefused
     | EarlyStopWaived
     | SalvageAttempted

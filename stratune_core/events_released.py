@@ -10,6 +10,7 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from stratune_core.enums import SeatRule, Stage, Strategy
+from stratune_core.evaluation.rules import Condition, Rule
 
 
 @frozen(kw_only=True)
@@ -147,6 +148,19 @@ class CandidateBranched:
     losses: int
     win_strata: int
     loss_strata: int
+
+
+@frozen(kw_only=True)
+class RuleChecked:
+    """A released screening rule consulted for a candidate's call (`evaluation/rules.py`): the
+    commit check with its guardrails, the branch rule, 'not clearly worse', the save rule;
+    every condition with its value and limit, so the failed ones say why."""
+
+    round: int
+    candidate_id: str
+    rule: Rule = field(converter=Rule)
+    holds: bool
+    conditions: tuple[Condition, ...] = field(converter=tuple)
 
 
 @frozen(kw_only=True)

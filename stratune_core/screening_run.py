@@ -12,10 +12,10 @@ from attrs import frozen
 from stratune_core.context import Env
 from stratune_core.enums import Reason, Stage, Verdict
 from stratune_core.evaluation import Outcome
-from stratune_core.evaluation.branch import Branch, branch_rule
-from stratune_core.evaluation.probation import Call, ready, screening_call
+from stratune_core.evaluation.branch import Branch, branch_check, branch_of, guard_losses
+from stratune_core.evaluation.probation import Call, Guards, ready, screening_decision
 from stratune_core.events import Event
-from stratune_core.events_released import CandidateBranched, ProbationOpened
+from stratune_core.events_released import CandidateBranched, ProbationOpened, RuleChecked
 from stratune_core.sets import screening_set
 from stratune_core.stages import run_stage, stage_result
 from stratune_core.state import State
@@ -67,7 +67,7 @@ def screen_candidate(
     if out is None or stopped is not None:
         return state, events, _stopped(out, stopped, q_s)
     ids, drawn_solved = q_s, [x in solved for x in q_s]
-    call, branch = _call(state, env, cand, out, ids, drawn_solved, final=not cfg.probation)
+    call, branch, ruled = _call(state, env, cand, out, ids, drawn_solved, final=not cfg.probation)
     if call is Call.PROBATION:
         q2, solved2 = draw_set(state, env, rng, cand.reference, cand.exclude | set(q_s))
         if q2:
@@ -85,7 +85,8 @@ def screen_candidate(
                                              Stage.SCREENING)
                 events = (*events, combined)
         # decided on what was screened: both sets, or the first when no second was possible
-        call, branch = _call(state, env, cand, out, ids, drawn_solved, final=True)
+        call, branch, ruled = _call(state, env, cand, out, ids, drawn_solved, final=True)
+    events = (*events, *ruled)
     reasons = out.failed
     if cfg.probation and not ready(out, cfg):
         reasons = (*reasons, Reason.TOO_FEW_CHANGES)
@@ -100,16 +101,39 @@ def screen_candidate(
 
 
 def _call(state: State, env: Env, cand: Candidate, out: Outcome, ids: Sequence[str],
-          drawn_solved: Sequence[bool], *, final: bool) -> tuple[Call, Branch | None]:
+          drawn_solved: Sequence[bool], *, final: bool
+          ) -> tuple[Call, Branch | None, tuple[RuleChecked, ...]]:
+    """The call, the branch when it is one, and (released rules only) an event per rule
+    consulted, naming the conditions that failed."""
     cfg = env.config
+    random_part = [not s for s in drawn_solved]
     branch = None
-    if cfg.branch_saves and not (out.passed and ready(out, cfg)):
-        branch = branch_rule(
+    if cfg.branch_saves:
+        branch = branch_check(
             state.ledger.scores(cand.reference, ids), state.ledger.scores(cand.id, ids),
             outcome=out, strata=[env.samples[x].stratum for x in ids],
-            random_part=[not s for s in drawn_solved], config=cfg)
-    call = screening_call(out, config=cfg, branched=branch is not None, final=final)
-    return call, branch if call is Call.BRANCH else None
+            random_part=random_part, config=cfg)
+    guards = Guards(severe=guard_losses(out, random_part),
+                    aux=aux_change(state, cand.reference, cand.id, ids))
+    call, consulted = screening_decision(out, config=cfg, branch=branch, final=final,
+                                         guards=guards)
+    explained = cfg.probation or cfg.branch_saves or cfg.guard_severe_max is not None \
+        or cfg.aux_guardrail
+    events = tuple(RuleChecked(round=state.round, candidate_id=cand.id, rule=r.rule,
+                               holds=r.holds, conditions=r.conditions)
+                   for r in consulted) if explained else ()
+    branched = branch_of(branch, out) if call is Call.BRANCH and branch is not None else None
+    return call, branched, events
+
+
+def aux_change(state: State, ref: str, cand: str, ids: Sequence[str]) -> float | None:
+    """Mean change of the auxiliary metric over the samples where both skills have one."""
+    diffs = []
+    for x in ids:
+        b, c = state.ledger.get(ref, x), state.ledger.get(cand, x)
+        if b is not None and c is not None and b.aux is not None and c.aux is not None:
+            diffs.append(c.aux - b.aux)
+    return sum(diffs) / len(diffs) if diffs else None
 
 
 def _stopped(out: Outcome | None, stopped: Reason | None, ids: tuple[str, ...]) -> Screened:

@@ -64,6 +64,7 @@ EXPECTED = {
     ev.FutilityStopped: "stopped after 6 samples: Δ -0.250 W/L 1/3",
     ev.ProbationOpened: "4 changed samples; screened again on 6 more",
     ev.CandidateBranched: "W/L 5/4 over 2/3 strata, saved without acceptance",
+    ev.RuleChecked: "fails on guard_severe 2 vs 1",
     ev.EarlyStopWaived: "epoch 1 accepted nothing, but I2 submitted in round 20: no early stop",
     ev.SeatRefused: "gets no final-selection seat (12 samples in common)",
     ev.SalvageAttempted: "(3 rescues): no usable merge",

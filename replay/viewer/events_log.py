@@ -38,6 +38,7 @@ from stratune_core.events_released import (
     ProbationOpened,
     RefinementKept,
     ResidualsPooled,
+    RuleChecked,
     SalvageAttempted,
     SeatRefused,
     SmokeFailed,
@@ -213,6 +214,29 @@ def _(e: ProbationOpened) -> Text:
 def _(e: CandidateBranched) -> Text:
     return Text(f"{short_id(e.candidate_id)} branched: W/L {e.wins}/{e.losses} over "
                 f"{e.win_strata}/{e.loss_strata} strata, saved without acceptance")
+
+
+RULE_NAMES = {"commit": "acceptance", "branch": "branch rule", "not_clearly_worse":
+              "not clearly worse", "save": "save rule"}
+
+
+def rule_line(e: RuleChecked) -> str:
+    """`acceptance of 1a2b3c: fails on guard_severe 2 > 1, aux_ok -0.020 < -0.010`."""
+    name = RULE_NAMES.get(e.rule.value, e.rule.value)
+    failed = [c for c in e.conditions if not c.passed]
+    if not failed:
+        return f"{name} of {short_id(e.candidate_id)}: holds"
+    why = ", ".join(f"{c.term.value} {_num(c.value)} vs {_num(c.limit)}" for c in failed)
+    return f"{name} of {short_id(e.candidate_id)}: fails on {why}"
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.3f}"
+
+
+@event_line.register
+def _(e: RuleChecked) -> Text:
+    return Text(rule_line(e), style=None if e.holds else "yellow")
 
 
 @event_line.register
