@@ -91,6 +91,18 @@ class Config:
     # the random part of Q_s also takes what the solved part falls short of its quota (paper:
     # Q_s keeps its size while few solved samples are known); the released code does not
     screen_top_up: bool = _flag(True)
+    # released screening-set bookkeeping (`screen_usage.py`): the solved quota is
+    # min(screen_solved, max(screen_solved_min, known solved // 3)); a sample serves at most
+    # max_solved_uses times in solved parts and max_random_uses times in random parts; a set
+    # whose part holds under screen_ready_share of its quota waits a round (None: off)
+    screen_solved_min: int | None = _int(None, 0)  # released 6
+    max_solved_uses: int | None = _int(None, 1)  # released 6
+    max_random_uses: int | None = _int(None, 1)  # released 3
+    # the solved examples shown to the optimizer are kept out of a candidate's sets only when
+    # its own form uses them (F2 in I1/I3, F1-F3 in I2), as in the released code; the paper
+    # profile keeps them out whenever they were shown
+    exclude_by_form: bool = _flag(False)
+    screen_ready_share: float | None = _float(None, number(0.0, 1.0, optional=True))  # 0.7
 
     # --- saved candidates and final selection ------------------------------------------------
     # App. B: the saved pool is maintained as in the released code, at most 4 (released rule)
@@ -291,6 +303,11 @@ def released() -> Config:
         validation_floor=0.010,
         screening_keeps_quota=True,
         screen_top_up=False,
+        screen_solved_min=6,
+        max_solved_uses=6,
+        max_random_uses=3,
+        screen_ready_share=0.7,
+        exclude_by_form=True,
         archive_cap=4,
         final_seats=2,
         reserve_rule=ReserveRule.FIXED,

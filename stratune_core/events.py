@@ -30,6 +30,7 @@ from stratune_core.events_released import (
     ResidualsPooled,
     RuleChecked,
     SalvageAttempted,
+    ScreeningDeferred,
     SeatRefused,
     SmokeFailed,
     StrategiesNarrowed,
@@ -255,6 +256,7 @@ Event = (
     | ProbationOpened
     | CandidateBranched
     | RuleChecked
+    | ScreeningDeferred
     | SeatRefused
     | EarlyStopWaived
     | SalvageAttempted

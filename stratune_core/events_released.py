@@ -138,6 +138,21 @@ class ProbationOpened:
 
 
 @frozen(kw_only=True)
+class ScreeningDeferred:
+    """Released code: a part of the candidate's screening set held under 70 % of its quota (few
+    solved samples known or left unworn). The first time the candidate waits for the next
+    round (`retry` False); the second time it is rejected for insufficient evidence."""
+
+    round: int
+    candidate_id: str
+    solved: int
+    random: int
+    solved_quota: int
+    random_quota: int
+    retry: bool
+
+
+@frozen(kw_only=True)
 class CandidateBranched:
     """The branch rule: many wins and many losses, each spread over two or more strata; the
     candidate is saved for final skill selection without being accepted."""

@@ -16,7 +16,8 @@ from stratune_core.evaluation.branch import Branch, branch_check, branch_of, gua
 from stratune_core.evaluation.probation import Call, Guards, ready, screening_decision
 from stratune_core.events import Event
 from stratune_core.events_released import CandidateBranched, ProbationOpened, RuleChecked
-from stratune_core.sets import screening_set
+from stratune_core.screen_usage import ScreenUsage, part_ready, solved_quota
+from stratune_core.sets import screening_parts
 from stratune_core.stages import run_stage, stage_result
 from stratune_core.state import State
 
@@ -41,19 +42,44 @@ class Candidate:
     use_reserve: bool = False
 
 
+@frozen(kw_only=True)
+class Drawn:
+    """Q_s (solved part first), which of its samples were drawn as solved, the solved quota it
+    was drawn for, and whether each part holds enough of its quota (always, in the paper)."""
+
+    ids: tuple[str, ...]
+    solved_part: frozenset[str]
+    solved_quota: int
+    ready: bool = True
+
+
 def draw_set(state: State, env: Env, rng: np.random.Generator, ref: str,
-             exclude: Set[str]) -> tuple[tuple[str, ...], frozenset[str]]:
-    """Q_s and the solved samples it was drawn from."""
+             exclude: Set[str]) -> tuple[State, Drawn]:
+    """Q_s; under the released profile with its solved quota shrunk while few solved samples
+    are known, worn samples left out, the usage counted and readiness judged
+    (`screen_usage.py`)."""
     cfg = env.config
     solved = state.ledger.solved_ids(ref)
-    q_s = screening_set(
-        rng, samples=env.train, solved=solved, exclude=exclude, n_solved=cfg.screen_solved,
+    usage = state.screen_usage
+    worn_solved = ScreenUsage.worn(usage.solved, cfg.max_solved_uses)
+    known = sum(1 for s in env.train if s.id in solved and s.id not in exclude
+                and s.id not in worn_solved)
+    quota = solved_quota(cfg.screen_solved, cfg.screen_solved_min, known)
+    solved_part, random_part = screening_parts(
+        rng, samples=env.train, solved=solved, exclude=exclude, n_solved=quota,
         n_random=cfg.screen_random,
         # Q_v is drawn from what Q_s leaves (0 without validation); the released profile keeps
         # Q_s at its quota and Q_v takes the rest
         keep=0 if cfg.screening_keeps_quota else env.shape.validation, top_up=cfg.screen_top_up,
+        worn_solved=worn_solved, worn_random=ScreenUsage.worn(usage.random, cfg.max_random_uses),
     )
-    return q_s, solved
+    share = cfg.screen_ready_share
+    ready = share is None or (part_ready(len(solved_part), quota, share)
+                              and part_ready(len(random_part), cfg.screen_random, share))
+    if ready and (cfg.max_solved_uses is not None or cfg.max_random_uses is not None):
+        state = state.evolve(screen_usage=usage.add(solved_part, random_part))  # a set in use
+    return state, Drawn(ids=solved_part + random_part, solved_part=frozenset(solved_part),
+                        solved_quota=quota, ready=ready)
 
 
 def screen_candidate(
@@ -69,7 +95,8 @@ def screen_candidate(
     ids, drawn_solved = q_s, [x in solved for x in q_s]
     call, branch, ruled = _call(state, env, cand, out, ids, drawn_solved, final=not cfg.probation)
     if call is Call.PROBATION:
-        q2, solved2 = draw_set(state, env, rng, cand.reference, cand.exclude | set(q_s))
+        state, second_set = draw_set(state, env, rng, cand.reference, cand.exclude | set(q_s))
+        q2, solved2 = second_set.ids, second_set.solved_part
         if q2:
             opened = ProbationOpened(round=state.round, candidate_id=cand.id,
                                      changes=out.stats.wins + out.stats.losses, sample_ids=q2)

@@ -51,6 +51,26 @@ def screening_set(
     keep: int = 0,
     top_up: bool = True,
 ) -> tuple[str, ...]:
+    """Q_s in one tuple, the solved part first (`screening_parts`)."""
+    solved_part, random_part = screening_parts(
+        rng, samples=samples, solved=solved, exclude=exclude, n_solved=n_solved,
+        n_random=n_random, keep=keep, top_up=top_up)
+    return solved_part + random_part
+
+
+def screening_parts(
+    rng: np.random.Generator,
+    *,
+    samples: Sequence[Sample],
+    solved: Set[str],
+    exclude: Set[str],
+    n_solved: int,
+    n_random: int,
+    keep: int = 0,
+    top_up: bool = True,
+    worn_solved: Set[str] = frozenset(),
+    worn_random: Set[str] = frozenset(),
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Q_s: up to `n_solved` ids the reference skill solved, then random ids of the rest.
 
     The random part takes `n_random` ids plus whatever the solved part fell short of its
@@ -63,18 +83,20 @@ def screening_set(
     code) the random part takes `n_random` ids only, whatever the solved part fell short of.
     Both parts are stratified (`stratified_order`). Excluded ids (the round's batch, samples
     used to generate the candidate) never appear; the result has no duplicates. Order: the
-    solved part, then the random part.
+    solved part, then the random part. `worn_solved` / `worn_random` ids may not serve in that
+    part (the released code's usage caps).
     """
     eligible = _eligible(samples, exclude)
     room = max(1, len(eligible) - max(0, keep))
     wanted = min(max(0, n_solved), room)
-    solved_part = stratified_order(rng, [s for s in eligible if s.id in solved])[:wanted]
+    solved_part = stratified_order(
+        rng, [s for s in eligible if s.id in solved and s.id not in worn_solved])[:wanted]
     taken = set(solved_part)
-    rest = [s for s in eligible if s.id not in taken]
+    rest = [s for s in eligible if s.id not in taken and s.id not in worn_random]
     shortfall = max(0, n_solved) - len(solved_part) if top_up else 0
     size = min(max(0, n_random) + shortfall, room - len(solved_part))
     random_part = stratified_order(rng, rest)[:size]
-    return tuple(solved_part) + tuple(random_part)
+    return tuple(solved_part), tuple(random_part)
 
 
 def validation_set(

@@ -40,6 +40,7 @@ from stratune_core.events_released import (
     ResidualsPooled,
     RuleChecked,
     SalvageAttempted,
+    ScreeningDeferred,
     SeatRefused,
     SmokeFailed,
     StrategiesNarrowed,
@@ -237,6 +238,14 @@ def _num(x: float) -> str:
 @event_line.register
 def _(e: RuleChecked) -> Text:
     return Text(rule_line(e), style=None if e.holds else "yellow")
+
+
+@event_line.register
+def _(e: ScreeningDeferred) -> Text:
+    then = "rejected for insufficient evidence" if e.retry else "screened next round"
+    return Text(f"screening set of {short_id(e.candidate_id)} not ready: {e.solved} of "
+                f"{e.solved_quota} solved and {e.random} of {e.random_quota} random samples: "
+                f"{then}", style="yellow")
 
 
 @event_line.register
