@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from property_tests.strategies import sample_lists, seeds
+from stratune_core.ranking_smoke import smoke_threshold
 from stratune_core.screen_usage import ScreenUsage, part_ready, solved_quota
 from stratune_core.sets import screening_parts
 
@@ -65,3 +66,16 @@ def test_usage_caps_hold_over_many_sets(run, seed: int) -> None:
         usage = usage.add(solved_part, random_part)
     assert all(n <= solved_cap for n in usage.solved.values())
     assert all(n <= random_cap for n in usage.random.values())
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_ranking_smoke_threshold(reference: float, share: float, draft: float) -> None:
+    """A draft is killed iff the reference scores above 0.05 and the draft under share x it."""
+    threshold = smoke_threshold(reference, share)
+    if reference <= 0.05:
+        assert threshold is None
+    else:
+        assert threshold == share * reference
+        killed = draft < threshold
+        assert killed == (draft < share * reference)
+        assert threshold <= reference

@@ -207,6 +207,10 @@ class Config:
     i2_window_drafts: int = _int(4, 1)
     i2_window_seats: int = _int(2, 1)
     i2_window_slack: float = _float(0.02, UNIT)
+    # an I2/I3 draft runs first on this many ranking samples and is killed under
+    # `ranking_smoke_share` x the reference's ranking score (`ranking_smoke.py`; 0: off)
+    ranking_smoke: int = _int(0, 0)  # released: 12
+    ranking_smoke_share: float = _float(0.25, UNIT)
     # the first `verified_fixes_k` failures carry the preparation's blind solve (released only)
     verified_fixes: bool = _flag(False)
     verified_fixes_k: int = _int(8, 1)
@@ -308,6 +312,7 @@ def released() -> Config:
         max_random_uses=3,
         screen_ready_share=0.7,
         exclude_by_form=True,
+        ranking_smoke=12,
         archive_cap=4,
         final_seats=2,
         reserve_rule=ReserveRule.FIXED,

@@ -26,6 +26,7 @@ from stratune_core.events_released import (
     FixesAnnotated,
     FutilityStopped,
     ProbationOpened,
+    RankingSmokeFailed,
     RefinementKept,
     ResidualsPooled,
     RuleChecked,
@@ -252,6 +253,7 @@ Event = (
     | RefinementKept
     | FinalComparison
     | SmokeFailed
+    | RankingSmokeFailed
     | FutilityStopped
     | ProbationOpened
     | CandidateBranched

@@ -113,6 +113,18 @@ class SmokeFailed:
 
 
 @frozen(kw_only=True)
+class RankingSmokeFailed:
+    """Released code: an I2/I3 draft scored under a quarter of the reference's ranking score on
+    the first samples of the ranking subset (`sample_ids`) and was not ranked further."""
+
+    round: int
+    candidate_id: str
+    sample_ids: tuple[str, ...] = field(converter=tuple)
+    score: float
+    reference_score: float
+
+
+@frozen(kw_only=True)
 class FutilityStopped:
     """The first stage of screening or validation already showed a loss; the rest of the
     stage was not run and the candidate is rejected."""

@@ -31,6 +31,7 @@ from stratune_core.i2_window import add_draft
 from stratune_core.i3_submission import pick_submissions
 from stratune_core.operators import available_forms
 from stratune_core.prompts import generation_prompt
+from stratune_core.ranking_smoke import smoke_drafts
 from stratune_core.refinement import WindowDraft
 from stratune_core.state import State
 
@@ -163,6 +164,10 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
     events.extend(evs)
     if draft is None:
         return _advance(state.evolve(refinement=stepped), tuple(events), base, False)
+    state, evs, kept = smoke_drafts(state, env, base, [draft], Strategy.I2)
+    events.extend(evs)
+    if not kept:
+        return _advance(state.evolve(refinement=stepped), tuple(events), base, False)
     state, evs, scores, base_score = _rank(state, env, base, [draft], Strategy.I2)
     events.extend(evs)
     if scores is None:
@@ -246,6 +251,8 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
         events.extend(evs)
         if prepared is not None:
             drafts.append(prepared)
+    state, evs, drafts = smoke_drafts(state, env, parent, drafts, Strategy.I3)
+    events.extend(evs)
     if not drafts:
         return state, tuple(events)
     state, evs, scores, ref_score = _rank(state, env, parent, drafts, Strategy.I3)

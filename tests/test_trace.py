@@ -132,6 +132,8 @@ def sample_events() -> tuple:
         ev.RuleChecked(round=2, candidate_id=D, rule="commit", holds=False, conditions=(
             Condition(term="gates", passed=True, value=0, limit=0),
             Condition(term="guard_severe", passed=False, value=2, limit=1))),
+        ev.RankingSmokeFailed(round=2, candidate_id=D, sample_ids=ids[:4], score=0.0,
+                              reference_score=0.5),
         ev.ScreeningDeferred(round=2, candidate_id=D, solved=3, random=18, solved_quota=6,
                              random_quota=18, retry=False),
         ev.EarlyStopWaived(round=32, epoch=2, i2_round=20),

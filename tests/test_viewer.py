@@ -65,6 +65,7 @@ EXPECTED = {
     ev.ProbationOpened: "4 changed samples; screened again on 6 more",
     ev.CandidateBranched: "W/L 5/4 over 2/3 strata, saved without acceptance",
     ev.RuleChecked: "fails on guard_severe 2 vs 1",
+    ev.RankingSmokeFailed: "killed on 4 ranking samples: 0.000 < 0.25 x 0.500",
     ev.ScreeningDeferred: "3 of 6 solved and 18 of 18 random samples: screened next round",
     ev.EarlyStopWaived: "epoch 1 accepted nothing, but I2 submitted in round 20: no early stop",
     ev.SeatRefused: "gets no final-selection seat (12 samples in common)",

@@ -36,6 +36,7 @@ from stratune_core.events_released import (
     FixesAnnotated,
     FutilityStopped,
     ProbationOpened,
+    RankingSmokeFailed,
     RefinementKept,
     ResidualsPooled,
     RuleChecked,
@@ -238,6 +239,12 @@ def _num(x: float) -> str:
 @event_line.register
 def _(e: RuleChecked) -> Text:
     return Text(rule_line(e), style=None if e.holds else "yellow")
+
+
+@event_line.register
+def _(e: RankingSmokeFailed) -> Text:
+    return Text(f"draft {short_id(e.candidate_id)} killed on {len(e.sample_ids)} ranking samples: "
+                f"{e.score:.3f} < 0.25 x {e.reference_score:.3f}", style="red")
 
 
 @event_line.register
