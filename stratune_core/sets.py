@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 from itertools import zip_longest
+from typing import Any
 
 import numpy as np
 
@@ -40,21 +41,9 @@ def stratified_order(rng: np.random.Generator, samples: Sequence[Sample]) -> lis
     return [sid for row in zip_longest(*shuffled) for sid in row if sid is not None]
 
 
-def screening_set(
-    rng: np.random.Generator,
-    *,
-    samples: Sequence[Sample],
-    solved: Set[str],
-    exclude: Set[str],
-    n_solved: int,
-    n_random: int,
-    keep: int = 0,
-    top_up: bool = True,
-) -> tuple[str, ...]:
-    """Q_s in one tuple, the solved part first (`screening_parts`)."""
-    solved_part, random_part = screening_parts(
-        rng, samples=samples, solved=solved, exclude=exclude, n_solved=n_solved,
-        n_random=n_random, keep=keep, top_up=top_up)
+def screening_set(rng: np.random.Generator, **parts: Any) -> tuple[str, ...]:
+    """Q_s in one tuple, the solved part first (`screening_parts` takes the same arguments)."""
+    solved_part, random_part = screening_parts(rng, **parts)
     return solved_part + random_part
 
 

@@ -74,24 +74,10 @@ def branch_check(
     ))
 
 
-def branch_rule(
-    base: Sequence[float],
-    cand: Sequence[float],
-    *,
-    outcome: Outcome,
-    strata: Sequence[str],
-    random_part: Sequence[bool],
-    config: Config,
-) -> Branch | None:
-    """The branch, or None when the rule does not hold (`branch_check` says which condition)."""
-    check = branch_check(base, cand, outcome=outcome, strata=strata, random_part=random_part,
-                         config=config)
+def branch_of(check: RuleCheck, outcome: Outcome) -> Branch | None:
+    """The branch when the rule holds, else None (`check` says which condition failed)."""
     if not check.holds:
         return None
-    return branch_of(check, outcome)
-
-
-def branch_of(check: RuleCheck, outcome: Outcome) -> Branch:
     by_term = {c.term: c for c in check.conditions}
     return Branch(wins=outcome.stats.wins, losses=outcome.stats.losses,
                   win_strata=int(by_term[Term.WIN_STRATA].value),
