@@ -14,7 +14,7 @@ from attrs import field, frozen
 
 from llm_cache.backends.bedrock import resolve_spec
 from replay.models import canonical_model, load_task
-from replay.serde import Manifest, Package, TaskSpec, TraceError
+from replay.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
 from stratune_core.config import Config
 from stratune_core.config_layers import Layer, layer_config, task_layer
 from stratune_core.errors import ConfigError
@@ -149,11 +149,38 @@ def git_revision() -> str | None:
     return revision + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def replay_origin(config: Config) -> ReplayOrigin | None:
+    """For `selector=replay:<trace>`: which run it follows and both runs' batch orders."""
+    selector = config.selector
+    if not isinstance(selector, ReplaySequence):
+        return None
+    from replay.trace import RunDir
+
+    try:
+        recorded = RunDir.at(selector.trace).read_manifest().config
+    except TraceError as exc:
+        raise ConfigError(f"selector {selector}: {exc}") from None
+    return ReplayOrigin(run=selector.trace, recorded_batch_order=recorded.batch_order,
+                        batch_order=config.batch_order)
+
+
+def same_batches_warning(origin: ReplayOrigin | None) -> str | None:
+    """One line when a Replay run would deal its batches as the run it follows does."""
+    if origin is None or not origin.same_batches:
+        return None
+    return (f"replay:{origin.run} was recorded with batch order seed {origin.batch_order}, the "
+            "one this run uses: it sees the same batches in the same order, so the row measures "
+            "nothing (the paper's Replay is a new run with another batch order); pass another "
+            "--seed, or set batch_order_seed in --config")
+
+
 def new_manifest(options: RunOptions, config: Config) -> Manifest:
-    """The manifest of a new run; a `replay:` selector's sequence is stored beside the config."""
+    """The manifest of a new run; a `replay:` selector's sequence is stored beside the config,
+    with the run it follows and both batch orders."""
     selector = config.selector
     sequence = selector.strategies if isinstance(selector, ReplaySequence) else ()
     return Manifest(
+        replay_of=replay_origin(config),
         task=options.task,
         target=resolve_spec(options.target),  # Bedrock's anthropic_version choice, written out
         optimizer=resolve_spec(options.optimizer),

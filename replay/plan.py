@@ -46,6 +46,7 @@ class Plan:
     target_cost: float | None
     optimizer_cost: float | None
     screen_quota: int  # screen_solved + screen_random
+    validation_wanted: int  # |Q_v| the config asks for, before a small training set caps it
 
     @property
     def warning(self) -> str | None:
@@ -62,6 +63,11 @@ class Plan:
                     f"{self.shape.screening} samples instead of {quota} (the batch and the "
                     "validation set need the others), so gains and regressions are coarse; add "
                     "training samples")
+        if self.shape.validation < self.validation_wanted:
+            return (f"the training set is small: a candidate that passes screening is validated "
+                    f"on at most {self.shape.validation} samples instead of "
+                    f"{self.validation_wanted} (the batch and the screening set need the "
+                    "others), so validation is coarse; add training samples")
         return None
 
 
@@ -92,6 +98,7 @@ def make_plan(config: Config, task: Task) -> Plan:
         target_cost=prices.cost(config.target_model, target_usage),
         optimizer_cost=prices.cost(config.optimizer_model, optimizer_usage),
         screen_quota=config.screen_solved + config.screen_random,
+        validation_wanted=config.validation_size(len(train)) if config.validation else 0,
     )
 
 

@@ -24,7 +24,7 @@ from replay import evaluation_dir, models, verify
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
 from replay.method_options import fit_method
-from replay.options import RunOptions, build_config, new_manifest
+from replay.options import RunOptions, build_config, new_manifest, same_batches_warning
 from replay.plan import make_plan
 from replay.progress import TrainProgress
 from replay.prompt_fit import fit_to_context
@@ -62,12 +62,13 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     manifest = new_manifest(options, config)
     manifest = attrs.evolve(manifest, target=public_spec(manifest.target),
                             optimizer=public_spec(manifest.optimizer))
-    warning = None
+    warnings = [same_batches_warning(manifest.replay_of)]
     if isinstance(options.method, StraTuneMethod):
         initial_state(config, task)  # e.g. a budget below one round
-        warning = make_plan(config, task).warning
-    if warning is not None:
-        console.print(f"[bold yellow]warning[/]: {escape(warning)}")
+        warnings.insert(0, make_plan(config, task).warning)
+    for warning in warnings:
+        if warning is not None:
+            console.print(f"[bold yellow]warning[/]: {escape(warning)}")
     run_dir = RunDir.at(out)
     run_dir.prepare()
     try:

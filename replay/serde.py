@@ -147,6 +147,21 @@ class Package:
 
 
 @frozen(kw_only=True)
+class ReplayOrigin:
+    """A Replay run's source: the run whose strategy sequence it follows, and the seeds the
+    batch orders of both were dealt with (paper §4.1: the same sequence on batches in another
+    order; equal seeds mean the same batches, and a row that measures nothing)."""
+
+    run: str
+    recorded_batch_order: int
+    batch_order: int
+
+    @property
+    def same_batches(self) -> bool:
+        return self.recorded_batch_order == self.batch_order
+
+
+@frozen(kw_only=True)
 class Manifest:
     format: int = FORMAT_VERSION
     task: TaskSpec
@@ -163,6 +178,7 @@ class Manifest:
     # A `replay:` selector's recorded sequence by round (null: no strategy recorded in that
     # round); the config keeps only the selector's spelling.
     replay_sequence: tuple[Strategy | None, ...] = field(default=(), converter=tuple)
+    replay_of: ReplayOrigin | None = None
     packages: tuple[Package, ...] = field(default=(), converter=tuple)
     git_revision: str | None = None
     events: int = 0

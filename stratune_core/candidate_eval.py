@@ -11,10 +11,10 @@ import numpy as np
 from attrs import frozen
 
 from stratune_core.context import Env
-from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
+from stratune_core.enums import Reason, Stage, Strategy, Verdict
 from stratune_core.evaluation import Outcome
 from stratune_core.events import CandidateDecided, Event, SkillReplaced
-from stratune_core.events_released import RefinementKept
+from stratune_core.events_released import RefinementKept, ScreeningDeferred
 from stratune_core.history import HistoryEntry
 from stratune_core.pool import prune
 from stratune_core.reserve import refresh
@@ -22,17 +22,9 @@ from stratune_core.screening_run import Candidate, draw_set, screen_candidate
 from stratune_core.sets import validation_set
 from stratune_core.stages import run_stage
 from stratune_core.state import State
+from stratune_core.submission import Submission
 
-
-@frozen(kw_only=True)
-class Submission:
-    candidate_id: str
-    strategy: Strategy
-    form: Form | None
-    theme: str
-    exclude: frozenset[str]  # the batch, samples shown to the optimizer, the ranking subset
-    # donor salvage, after the rounds, may spend the reserve as the released code does
-    use_reserve: bool = False
+__all__ = ["Decided", "Evaluated", "Submission", "evaluate_candidate"]
 
 
 @frozen(kw_only=True)
@@ -51,7 +43,8 @@ def evaluate_candidate(
     ref = state.current_id
     if sub.strategy is Strategy.I2:  # the released early stopping waits for I2's submissions
         state = state.evolve(last_i2_submission=state.round)
-    q_s, solved = draw_set(state, env, rng, ref, sub.exclude)
+    state, drawn = draw_set(state, env, rng, ref, sub.exclude)
+    q_s, solved = drawn.ids, drawn.solved_part
     entry_base = dict(
         round=state.round,
         strategy=sub.strategy,
@@ -59,6 +52,19 @@ def evaluate_candidate(
         candidate_id=sub.candidate_id,
         theme=sub.theme,
     )
+    if not drawn.ready:
+        deferred = ScreeningDeferred(
+            round=state.round, candidate_id=sub.candidate_id, solved=len(drawn.solved_part),
+            random=len(drawn.ids) - len(drawn.solved_part), solved_quota=drawn.solved_quota,
+            random_quota=env.config.screen_random, retry=sub.retry)
+        if not sub.retry:  # screened next round (`readiness.py`); no decision yet
+            state = state.evolve(deferred=(*state.deferred, sub))
+            return state, (deferred,), Evaluated(entry=HistoryEntry(
+                **entry_base, verdict=Verdict.REJECTED_SCREENING,
+                reasons=(Reason.SET_NOT_READY,)), screening=None)
+        return _decide(state, env, (deferred,), HistoryEntry(
+            **entry_base, verdict=Verdict.REJECTED_SCREENING,
+            reasons=(Reason.INSUFFICIENT_EVIDENCE,)), None)
     if not q_s:
         return _decide(state, env, (), HistoryEntry(
             **entry_base, verdict=Verdict.REJECTED_SCREENING, reasons=(Reason.EMPTY_SET,)
@@ -86,7 +92,8 @@ def evaluate_candidate(
     if cfg.validation:
         q_v = validation_set(
             rng, samples=env.train, exclude=sub.exclude | set(result.sample_ids),
-            size=env.shape.validation,
+            # all it asks for, or what Q_s left when Q_s keeps its quota (released)
+            size=cfg.validation_size(len(env.train)),
         )
         if not q_v:
             entry = HistoryEntry(

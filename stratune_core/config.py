@@ -65,6 +65,9 @@ class Config:
     budget: int | None = _int(None, 1)  # None: multiplier * |train|
     budget_multiplier: float = _float(6.0, number(0.0, low_open=True))
     n_batches: int = _int(16, 1)  # N_Q
+    # the seed of the batch order alone (None: the run seed); a Replay run follows another run's
+    # strategies on batches in another order (paper §4.1) while everything else keeps the seed
+    batch_order_seed: int | None = _int(None, 0)
     max_rounds: int | None = _int(None, 1)
 
     # --- candidate evaluation (App. B) ------------------------------------------------------
@@ -82,6 +85,24 @@ class Config:
     # an ablation switch only
     validation_lb_check: bool = _flag(True)
     validation_floor: float = _float(0.0, UNIT)  # released: eps_v is max(eps0, 0.010)
+    # on a training set too small for both sets at full size, the paper keeps |Q_v| and screens
+    # on what is left; the released code keeps Q_s at its quota and validates on what is left
+    screening_keeps_quota: bool = _flag(False)
+    # the random part of Q_s also takes what the solved part falls short of its quota (paper:
+    # Q_s keeps its size while few solved samples are known); the released code does not
+    screen_top_up: bool = _flag(True)
+    # released screening-set bookkeeping (`screen_usage.py`): the solved quota is
+    # min(screen_solved, max(screen_solved_min, known solved // 3)); a sample serves at most
+    # max_solved_uses times in solved parts and max_random_uses times in random parts; a set
+    # whose part holds under screen_ready_share of its quota waits a round (None: off)
+    screen_solved_min: int | None = _int(None, 0)  # released 6
+    max_solved_uses: int | None = _int(None, 1)  # released 6
+    max_random_uses: int | None = _int(None, 1)  # released 3
+    # the solved examples shown to the optimizer are kept out of a candidate's sets only when
+    # its own form uses them (F2 in I1/I3, F1-F3 in I2), as in the released code; the paper
+    # profile keeps them out whenever they were shown
+    exclude_by_form: bool = _flag(False)
+    screen_ready_share: float | None = _float(None, number(0.0, 1.0, optional=True))  # 0.7
 
     # --- saved candidates and final selection ------------------------------------------------
     # App. B: the saved pool is maintained as in the released code, at most 4 (released rule)
@@ -146,6 +167,13 @@ class Config:
     branch_min_frac: float = _float(0.15, UNIT)
     branch_lb: float = _float(0.60, UNIT)
     save_needs_wins: bool = _flag(False)  # the save rule also needs wins >= losses (released)
+    # released decision: acceptance and saving allow at most this many regressions among the
+    # random part of Q_s, and one more rejects at once (None: no such check; released 1)
+    guard_severe_max: int | None = _int(None, 0)
+    # released decision: the task's auxiliary metric (exact match, action F1, cell accuracy,
+    # parsed) may not drop by more than eps_guard = min(0.01, eps_s) for acceptance (else
+    # probation) nor by more than 2 eps_guard at all
+    aux_guardrail: bool = _flag(False)
     validation_futility: int = _int(0, 0)  # stop validation if the first N show a loss (80)
     # --- released: the saved pool and final selection ------------------------------------
     initial_in_pool: bool = _flag(False)  # s0 is saved from the start (a final contender)
@@ -179,6 +207,10 @@ class Config:
     i2_window_drafts: int = _int(4, 1)
     i2_window_seats: int = _int(2, 1)
     i2_window_slack: float = _float(0.02, UNIT)
+    # an I2/I3 draft runs first on this many ranking samples and is killed under
+    # `ranking_smoke_share` x the reference's ranking score (`ranking_smoke.py`; 0: off)
+    ranking_smoke: int = _int(0, 0)  # released: 12
+    ranking_smoke_share: float = _float(0.25, UNIT)
     # the first `verified_fixes_k` failures carry the preparation's blind solve (released only)
     verified_fixes: bool = _flag(False)
     verified_fixes_k: int = _int(8, 1)
@@ -225,6 +257,11 @@ class Config:
                     "'F4'; use an F4 operator or forms 'all'", field="operator")
 
     # ------------------------------------------------------------------------------------------
+    @property
+    def batch_order(self) -> int:
+        """The seed the training batches are dealt with."""
+        return self.seed if self.batch_order_seed is None else self.batch_order_seed
+
     def budget_for(self, n_train: int) -> int:
         if self.budget is not None:
             return self.budget
@@ -268,6 +305,14 @@ def released() -> Config:
         validation_min=100,
         validation_max=300,
         validation_floor=0.010,
+        screening_keeps_quota=True,
+        screen_top_up=False,
+        screen_solved_min=6,
+        max_solved_uses=6,
+        max_random_uses=3,
+        screen_ready_share=0.7,
+        exclude_by_form=True,
+        ranking_smoke=12,
         archive_cap=4,
         final_seats=2,
         reserve_rule=ReserveRule.FIXED,
@@ -281,6 +326,8 @@ def released() -> Config:
         probation=True,
         branch_saves=True,
         save_needs_wins=True,
+        guard_severe_max=1,
+        aux_guardrail=True,
         validation_futility=80,
         initial_in_pool=True,
         final_floor_samples=2.0,

@@ -61,6 +61,8 @@ class Reason(enum.Enum):
     SMOKE_BROKEN = "smoke_broken"  # the smoke check broke solved samples and kept none
     FUTILITY = "futility"  # a first stage already showed a loss; the rest was not run
     TOO_FEW_CHANGES = "too_few_changes"  # fewer wins + losses than `ready_changes`
+    SET_NOT_READY = "set_not_ready"  # a part of Q_s under 70 % of its quota: next round
+    INSUFFICIENT_EVIDENCE = "insufficient_evidence"  # ... and again in the next round
 
 
 class StopReason(enum.Enum):

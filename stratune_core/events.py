@@ -26,9 +26,12 @@ from stratune_core.events_released import (
     FixesAnnotated,
     FutilityStopped,
     ProbationOpened,
+    RankingSmokeFailed,
     RefinementKept,
     ResidualsPooled,
+    RuleChecked,
     SalvageAttempted,
+    ScreeningDeferred,
     SeatRefused,
     SmokeFailed,
     StrategiesNarrowed,
@@ -266,9 +269,12 @@ Event = (
     | RefinementKept
     | FinalComparison
     | SmokeFailed
+    | RankingSmokeFailed
     | FutilityStopped
     | ProbationOpened
     | CandidateBranched
+    | RuleChecked
+    | ScreeningDeferred
     | SeatRefused
     | EarlyStopWaived
     | SalvageAttempted

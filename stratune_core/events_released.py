@@ -10,6 +10,7 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from stratune_core.enums import SeatRule, Stage, Strategy
+from stratune_core.evaluation.rules import Condition, Rule
 
 
 @frozen(kw_only=True)
@@ -112,6 +113,18 @@ class SmokeFailed:
 
 
 @frozen(kw_only=True)
+class RankingSmokeFailed:
+    """Released code: an I2/I3 draft scored under a quarter of the reference's ranking score on
+    the first samples of the ranking subset (`sample_ids`) and was not ranked further."""
+
+    round: int
+    candidate_id: str
+    sample_ids: tuple[str, ...] = field(converter=tuple)
+    score: float
+    reference_score: float
+
+
+@frozen(kw_only=True)
 class FutilityStopped:
     """The first stage of screening or validation already showed a loss; the rest of the
     stage was not run and the candidate is rejected."""
@@ -137,6 +150,21 @@ class ProbationOpened:
 
 
 @frozen(kw_only=True)
+class ScreeningDeferred:
+    """Released code: a part of the candidate's screening set held under 70 % of its quota (few
+    solved samples known or left unworn). The first time the candidate waits for the next
+    round (`retry` False); the second time it is rejected for insufficient evidence."""
+
+    round: int
+    candidate_id: str
+    solved: int
+    random: int
+    solved_quota: int
+    random_quota: int
+    retry: bool
+
+
+@frozen(kw_only=True)
 class CandidateBranched:
     """The branch rule: many wins and many losses, each spread over two or more strata; the
     candidate is saved for final skill selection without being accepted."""
@@ -147,6 +175,19 @@ class CandidateBranched:
     losses: int
     win_strata: int
     loss_strata: int
+
+
+@frozen(kw_only=True)
+class RuleChecked:
+    """A released screening rule consulted for a candidate's call (`evaluation/rules.py`): the
+    commit check with its guardrails, the branch rule, 'not clearly worse', the save rule;
+    every condition with its value and limit, so the failed ones say why."""
+
+    round: int
+    candidate_id: str
+    rule: Rule = field(converter=Rule)
+    holds: bool
+    conditions: tuple[Condition, ...] = field(converter=tuple)
 
 
 @frozen(kw_only=True)

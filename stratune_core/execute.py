@@ -63,6 +63,7 @@ def execute_groups(
             solved=is_solved(score.value, env.threshold),
             output=score.output,
             summary=score.summary,
+            aux=score.aux,
         )
         for (sid, x), score in zip(admission.pairs, scores, strict=True)
     ]

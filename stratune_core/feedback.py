@@ -67,11 +67,12 @@ class Feedback:
     def evolve(self, **changes: object) -> Feedback:
         return attrs.evolve(self, **changes)
 
-    def shown_ids(self, *, examples: bool) -> frozenset[str]:
+    def shown_ids(self, *, examples: bool, gold_pairs: bool = True) -> frozenset[str]:
         """Samples the optimizer sees with their expected answers, which candidate evaluation
-        must not test on: the batch, pooled failures, and the solved examples when shown."""
+        must not test on: the batch, pooled failures, and the solved examples when shown (as
+        gold pairs too, unless `gold_pairs` is False: the released code's exclusions)."""
         shown = set(self.batch_ids) | set(self.pooled)
-        if examples or self.extras.gold_pairs:
+        if examples or (gold_pairs and self.extras.gold_pairs):
             shown |= {e.sample_id for e in self.examples}
         return frozenset(shown)
 

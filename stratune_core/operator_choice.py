@@ -92,9 +92,13 @@ def choose_operator(state: State, env: Env, rng: np.random.Generator) -> Chosen:
                                 why="only I1 is affordable with the budget left")
         state, events, chosen = _record(state, choice)
         return state, (*narrowed, *events), chosen
-    choice, detail = _llm_choice(state, env, forms, offered)
-    memory = config.selector.remember(state.selector_memory, choice.strategy)
-    state, events, chosen = _record(state.evolve(selector_memory=memory), choice, detail)
+    choice, detail, free = _llm_choice(state, env, forms, offered)
+    # a selector remembers the optimizer's free decisions only, never the fallback I1 of an
+    # unusable reply (`once` keeps "the strategy chosen at the first free decision")
+    if free:
+        state = state.evolve(
+            selector_memory=config.selector.remember(state.selector_memory, choice.strategy))
+    state, events, chosen = _record(state, choice, detail)
     return state, (*narrowed, *events), chosen
 
 
@@ -165,15 +169,16 @@ def _with_form(
 
 def _llm_choice(
     state: State, env: Env, forms: tuple[Form, ...], offered: tuple[Strategy, ...]
-) -> tuple[OperatorChoice, str]:
-    """The optimizer chooses strategy and form; an unusable reply falls back to I1."""
+) -> tuple[OperatorChoice, str, bool]:
+    """The optimizer chooses strategy and form; an unusable reply falls back to I1. The flag
+    says whether the strategy was the optimizer's free decision (not a fallback)."""
     reply, detail = _ask_selection(state, env, list(offered), forms)
     llm = LLMSelector()
     if reply is None:
         return OperatorChoice(
             round=state.round, strategy=Strategy.I1, form=None, source=llm, fallback=True,
             why="fallback to I1: the optimizer's reply could not be parsed",
-        ), detail
+        ), detail, False
     form = None if reply.strategy is Strategy.I1 else reply.form
     fallback = False
     if reply.strategy is not Strategy.I1 and form not in forms:
@@ -183,7 +188,7 @@ def _llm_choice(
         round=state.round, strategy=reply.strategy, form=form, why=reply.why, source=llm,
         fallback=fallback,
     )
-    return choice, detail
+    return choice, detail, True
 
 
 def _record(state: State, choice: OperatorChoice, detail: str = "") -> Chosen:

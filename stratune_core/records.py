@@ -48,6 +48,7 @@ class Execution:
     solved: bool
     output: str = ""
     summary: str = ""
+    aux: float | None = None  # the task's auxiliary metric, when it has one (`Score.aux`)
 
 
 def _pairs(values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple[tuple[str, Any], ...]:

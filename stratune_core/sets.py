@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 from itertools import zip_longest
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,13 @@ def stratified_order(rng: np.random.Generator, samples: Sequence[Sample]) -> lis
     return [sid for row in zip_longest(*shuffled) for sid in row if sid is not None]
 
 
-def screening_set(
+def screening_set(rng: np.random.Generator, **parts: Any) -> tuple[str, ...]:
+    """Q_s in one tuple, the solved part first (`screening_parts` takes the same arguments)."""
+    solved_part, random_part = screening_parts(rng, **parts)
+    return solved_part + random_part
+
+
+def screening_parts(
     rng: np.random.Generator,
     *,
     samples: Sequence[Sample],
@@ -49,7 +56,10 @@ def screening_set(
     n_solved: int,
     n_random: int,
     keep: int = 0,
-) -> tuple[str, ...]:
+    top_up: bool = True,
+    worn_solved: Set[str] = frozenset(),
+    worn_random: Set[str] = frozenset(),
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Q_s: up to `n_solved` ids the reference skill solved, then random ids of the rest.
 
     The random part takes `n_random` ids plus whatever the solved part fell short of its
@@ -58,21 +68,24 @@ def screening_set(
     eps_s = max(eps0, m~/|Q_s|) needlessly large (the paper screens on 36 to 48 samples).
     `keep` eligible ids are left out of Q_s for the validation set that must be disjoint from
     it (Q_s still gets at least one): on a training set too small for both sets at full size,
-    validation keeps its size and screening takes the rest.
+    validation keeps its size and screening takes the rest. With `top_up` False (the released
+    code) the random part takes `n_random` ids only, whatever the solved part fell short of.
     Both parts are stratified (`stratified_order`). Excluded ids (the round's batch, samples
     used to generate the candidate) never appear; the result has no duplicates. Order: the
-    solved part, then the random part.
+    solved part, then the random part. `worn_solved` / `worn_random` ids may not serve in that
+    part (the released code's usage caps).
     """
     eligible = _eligible(samples, exclude)
     room = max(1, len(eligible) - max(0, keep))
     wanted = min(max(0, n_solved), room)
-    solved_part = stratified_order(rng, [s for s in eligible if s.id in solved])[:wanted]
+    solved_part = stratified_order(
+        rng, [s for s in eligible if s.id in solved and s.id not in worn_solved])[:wanted]
     taken = set(solved_part)
-    rest = [s for s in eligible if s.id not in taken]
-    shortfall = max(0, n_solved) - len(solved_part)
+    rest = [s for s in eligible if s.id not in taken and s.id not in worn_random]
+    shortfall = max(0, n_solved) - len(solved_part) if top_up else 0
     size = min(max(0, n_random) + shortfall, room - len(solved_part))
     random_part = stratified_order(rng, rest)[:size]
-    return tuple(solved_part) + tuple(random_part)
+    return tuple(solved_part), tuple(random_part)
 
 
 def validation_set(

@@ -28,7 +28,8 @@ class RunShape:
     batch: int  # samples in the largest batch
     ranking: int  # the fixed I2/I3 ranking subset
     screening: int  # |Q_s| at most: the quota, or what the batch and Q_v leave of a small set
-    validation: int  # |Q_v| (0 when validation is off)
+    # |Q_v| (0 when validation is off); when Q_s keeps its quota, what the batch and Q_s leave
+    validation: int
 
     @property
     def usable(self) -> int:
@@ -69,6 +70,13 @@ def run_shape(config: Config, n_train: int) -> RunShape:
     n_batches = min(config.n_batches, n_train)
     batch = math.ceil(n_train / n_batches) if n_batches else 0
     validation = config.validation_size(n_train) if config.validation else 0
+    quota = config.screen_solved + config.screen_random
+    outside_batch = max(1, n_train - n_train // max(1, n_batches))  # Q_s never holds the batch
+    if config.screening_keeps_quota:
+        screening = min(quota, outside_batch)
+        validation = min(validation, max(0, outside_batch - screening))
+    else:  # Q_s leaves room for Q_v (`sets.screening_set`)
+        screening = min(quota, max(1, outside_batch - validation))
     return RunShape(
         n_train=n_train,
         budget=budget,
@@ -79,9 +87,6 @@ def run_shape(config: Config, n_train: int) -> RunShape:
         # the ranking subset is kept out of I2/I3 drafts' evaluation sets, so on small training
         # sets it must leave most samples for screening and validation
         ranking=min(config.ranking_size_for(n_train), max(2, n_train // 4)),
-        # Q_s never holds the batch (the smallest is n // N_Q) and leaves room for Q_v
-        # (`sets.screening_set`)
-        screening=min(config.screen_solved + config.screen_random,
-                      max(1, n_train - n_train // max(1, n_batches) - validation)),
+        screening=screening,
         validation=validation,
     )

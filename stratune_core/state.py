@@ -19,8 +19,10 @@ from stratune_core.history import History
 from stratune_core.ids import text_id
 from stratune_core.ledger import Ledger
 from stratune_core.refinement import Refinement
+from stratune_core.screen_usage import ScreenUsage
 from stratune_core.sets import ranking_set
 from stratune_core.shape import run_shape
+from stratune_core.submission import Submission
 from stratune_core.task import Task
 
 
@@ -52,6 +54,10 @@ class State:
     idle_rounds: int = 0  # consecutive rounds that executed nothing new
     last_i2_submission: int | None = None  # the round I2 last submitted a draft for evaluation
     first_round: int = 0  # the first round that may write candidates (after a warm-up)
+    # released code: how often each sample served in screening sets, and candidates whose
+    # screening set was not ready, screened again next round (`readiness.py`)
+    screen_usage: ScreenUsage = ScreenUsage()
+    deferred: tuple[Submission, ...] = field(default=(), converter=tuple)
     finished: bool = False
     stop_reason: StopReason | None = None
 
@@ -85,6 +91,9 @@ def initial_state(config: Config, task: Task) -> State:
     shape.require_one_round()
     rng = round_rng(config.seed, SETUP_ROUND)
     batches = make_batches(train, config.n_batches, rng)
+    if config.batch_order_seed is not None:  # another order; the rest still follows the seed
+        batches = make_batches(train, config.n_batches,
+                               round_rng(config.batch_order_seed, SETUP_ROUND))
     ranking = ranking_set(rng, samples=train, exclude=frozenset(), size=shape.ranking)
     text = task.info.initial_skill
     sid = text_id(text)

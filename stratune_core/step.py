@@ -25,6 +25,7 @@ from stratune_core.operator_choice import (
     choose_without_failures,
     refines_without_failures,
 )
+from stratune_core.readiness import rescreen_deferred
 from stratune_core.residuals import pool_residuals
 from stratune_core.state import State
 from stratune_core.strategies import RUNNERS
@@ -124,6 +125,9 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
         state, warmed = finish_warmup_round(state, cfg)
         events.append(warmed)
         return _close(state, spent_before, events)
+    if state.deferred:  # released: candidates whose screening set was not ready last round
+        state, evs = rescreen_deferred(state, env, rng)
+        events.extend(evs)
     fb, pooled = pool_residuals(state, env, fb)
     events.extend(pooled)
     if not fb.failures and not refines_without_failures(state, cfg):

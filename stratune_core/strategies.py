@@ -31,14 +31,21 @@ from stratune_core.i2_window import add_draft
 from stratune_core.i3_submission import pick_submissions
 from stratune_core.operators import available_forms
 from stratune_core.prompts import generation_prompt
+from stratune_core.ranking_smoke import smoke_drafts
 from stratune_core.refinement import WindowDraft
 from stratune_core.state import State
 
 Result = tuple[State, tuple[Event, ...]]
 
 
-def _exclusions(fb: Feedback, forms: tuple[Form, ...], prepared: Prepared, ranked: tuple[str, ...] = ()) -> frozenset[str]:
-    return fb.shown_ids(examples=Form.F2 in forms) | set(ranked) | prepared.used_examples
+def _exclusions(fb: Feedback, forms: tuple[Form, ...], prepared: Prepared, ranked: tuple[str, ...] = (),
+                *, by_form: bool = False, strategy: Strategy = Strategy.I1) -> frozenset[str]:
+    if by_form:  # released: the offered examples are the sources of the forms that use them
+        uses = prepared.form is not Form.F4 if strategy is Strategy.I2 else prepared.form is Form.F2
+        shown = fb.shown_ids(examples=uses, gold_pairs=False)
+    else:
+        shown = fb.shown_ids(examples=Form.F2 in forms)
+    return shown | set(ranked) | prepared.used_examples
 
 
 def _unparseable(state: State, strategy: Strategy, form: Form | None, draw: int = 0) -> Result:
@@ -89,7 +96,7 @@ def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: Op
             continue
         sub = Submission(
             candidate_id=prepared.candidate_id, strategy=Strategy.I1, form=prepared.form,
-            theme=prepared.theme, exclude=_exclusions(fb, forms, prepared),
+            theme=prepared.theme, exclude=_exclusions(fb, forms, prepared, by_form=env.config.exclude_by_form),
         )
         state, evs, _ = evaluate_candidate(state, env, sub, rng)
         events.extend(evs)
@@ -157,6 +164,10 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
     events.extend(evs)
     if draft is None:
         return _advance(state.evolve(refinement=stepped), tuple(events), base, False)
+    state, evs, kept = smoke_drafts(state, env, base, [draft], Strategy.I2)
+    events.extend(evs)
+    if not kept:
+        return _advance(state.evolve(refinement=stepped), tuple(events), base, False)
     state, evs, scores, base_score = _rank(state, env, base, [draft], Strategy.I2)
     events.extend(evs)
     if scores is None:
@@ -169,7 +180,9 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
         state = state.evolve(refinement=stepped.ranked(base_score))
         state, evs = add_draft(state, env, rng, WindowDraft(
             candidate_id=draft.candidate_id, form=draft.form, theme=draft.theme, score=scores[0],
-            reference_score=base_score, exclude=_exclusions(fb, forms, draft, state.ranking_ids)))
+            reference_score=base_score,
+            exclude=_exclusions(fb, forms, draft, state.ranking_ids,
+                                by_form=env.config.exclude_by_form, strategy=Strategy.I2)))
         return state, (*events, *evs)
     submitted = scores[0] > base_score + 1e-12
     events.append(DraftsRanked(
@@ -184,7 +197,8 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
         return _advance(state, (*events, *evs), base, False)
     sub = Submission(
         candidate_id=draft.candidate_id, strategy=Strategy.I2, form=draft.form, theme=draft.theme,
-        exclude=_exclusions(fb, forms, draft, state.ranking_ids),
+        exclude=_exclusions(fb, forms, draft, state.ranking_ids,
+                            by_form=env.config.exclude_by_form, strategy=Strategy.I2),
     )
     state, evs, evaluated = evaluate_candidate(state, env, sub, rng)
     events.extend(evs)
@@ -237,6 +251,8 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
         events.extend(evs)
         if prepared is not None:
             drafts.append(prepared)
+    state, evs, drafts = smoke_drafts(state, env, parent, drafts, Strategy.I3)
+    events.extend(evs)
     if not drafts:
         return state, tuple(events)
     state, evs, scores, ref_score = _rank(state, env, parent, drafts, Strategy.I3)
@@ -257,7 +273,8 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
         p = drafts[i]
         sub = Submission(
             candidate_id=p.candidate_id, strategy=Strategy.I3, form=p.form, theme=p.theme,
-            exclude=_exclusions(fb, forms, p, state.ranking_ids),
+            exclude=_exclusions(fb, forms, p, state.ranking_ids, by_form=cfg.exclude_by_form,
+                                strategy=Strategy.I3),
         )
         state, evs, _ = evaluate_candidate(state, env, sub, rng)
         events.extend(evs)

@@ -14,7 +14,8 @@ import pytest
 from rich.console import Console
 
 from replay.app import main as stratune
-from replay.grid.cells import expand
+from replay.compare.runs import load_runs, method_of
+from replay.grid.cells import expand, replay_batch_order
 from replay.grid.run import GridOptions, plan_lines, run_grid
 from replay.grid.spec import GridError, load_grid
 from replay.show import load_run
@@ -89,6 +90,30 @@ def test_a_replay_cell_follows_the_full_cell_of_its_seed(grid):
         manifest = json.loads((root / f"toy/scripted/rep/seed{seed}/manifest.json").read_text())
         assert manifest["replay_sequence"] == wanted
         assert manifest["config"]["selector"] == f"replay:{root / f'toy/scripted/full/seed{seed}'}"
+
+
+def _first_batches(run: Path) -> list[tuple[str, ...]]:
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    return [tuple(e["sample_ids"]) for e in events if e["_type"] == "BatchExecuted"]
+
+
+def test_a_replay_cell_sees_another_batch_order_and_says_which(grid):
+    """Paper §4.1: Replay is a new run with a different order of training batches. The grid's
+    replay cell has the seed of the cell it follows, so it gets a batch order of its own; the
+    manifest names the run it follows and both orders, and compare labels the row 'Replay'."""
+    _, root = grid
+    for seed in (0, 1):
+        full, rep = root / f"toy/scripted/full/seed{seed}", root / f"toy/scripted/rep/seed{seed}"
+        manifest = json.loads((rep / "manifest.json").read_text())
+        order = manifest["config"]["batch_order_seed"]
+        assert order == replay_batch_order(seed) != seed
+        assert manifest["replay_of"] == {"run": str(full), "recorded_batch_order": seed,
+                                         "batch_order": order}
+        assert json.loads((full / "manifest.json").read_text())["replay_of"] is None
+        followed, replayed = _first_batches(full), _first_batches(rep)
+        assert followed and replayed and followed[0] != replayed[0]
+    labels = {run.coords["ablation"]: method_of(run) for run in load_runs([root])}
+    assert labels["rep"] == "Replay"
 
 
 def test_a_rerun_skips_complete_cells_without_a_model_call(grid):

@@ -8,7 +8,7 @@ import pytest
 
 from stratune_core.config import Config, paper, released
 from stratune_core.evaluation import paired_stats, screen
-from stratune_core.evaluation.branch import branch_rule
+from stratune_core.evaluation.branch import branch_check, branch_of
 from stratune_core.evaluation.final_selection import final_compare, final_floor
 from stratune_core.evaluation.futility import (
     interleave,
@@ -67,8 +67,8 @@ def test_branch_rule_saves_wins_and_losses_spread_over_strata():
     base, cand, strata, random = _branch_case(8, 9, ("R", "X"))
     out = _screen(base, cand)
     assert not out.passed  # a net loss: neither accepted nor, by the paper's rule, saved
-    branch = branch_rule(base, cand, outcome=out, strata=strata, random_part=random,
-                         config=released())
+    branch = branch_of(branch_check(base, cand, outcome=out, strata=strata, random_part=random,
+                         config=released()), out)
     assert branch is not None and (branch.wins, branch.losses) == (8, 9)
     assert (branch.win_strata, branch.loss_strata) == (2, 2)
     assert screening_call(out, config=released(), branched=True, final=False) is Call.BRANCH
@@ -77,16 +77,16 @@ def test_branch_rule_saves_wins_and_losses_spread_over_strata():
 def test_branch_rule_needs_two_win_strata_few_random_losses_and_enough_of_each():
     base, cand, strata, random = _branch_case(8, 9, ("R",))
     out = _screen(base, cand)
-    assert branch_rule(base, cand, outcome=out, strata=strata, random_part=random,
-                       config=released()) is None  # all wins in one stratum
+    assert branch_of(branch_check(base, cand, outcome=out, strata=strata, random_part=random,
+                       config=released()), out) is None  # all wins in one stratum
     base, cand, strata, _ = _branch_case(8, 9, ("R", "X"))
     guarded = [True] * 36  # every sample drawn at random: 9 losses among them
-    assert branch_rule(base, cand, outcome=out, strata=strata, random_part=guarded,
-                       config=released()) is None
+    assert branch_of(branch_check(base, cand, outcome=out, strata=strata, random_part=guarded,
+                       config=released()), out) is None
     base, cand, strata, random = _branch_case(2, 3, ("R", "X"))
     out = _screen(base, cand)
-    assert branch_rule(base, cand, outcome=out, strata=strata, random_part=random,
-                       config=released()) is None  # 5 changes: not ready
+    assert branch_of(branch_check(base, cand, outcome=out, strata=strata, random_part=random,
+                       config=released()), out) is None  # 5 changes: not ready
 
 
 def test_probation_screens_an_inconclusive_candidate_again():

@@ -110,3 +110,18 @@ def test_screening_leaves_room_for_the_validation_set():
     assert len(v) == 14
     assert len(screening_set(np.random.default_rng(5), samples=samples[:10], solved=set(),
                              exclude=set(), n_solved=18, n_random=18, keep=14)) == 1
+
+
+def test_released_screening_keeps_its_quota_and_does_not_top_up():
+    """The released code's Q_s on a small set: at most 18 solved + 18 random, nothing kept
+    back for Q_v (validation takes what is left) and no random top-up for missing solved ids."""
+    samples = _samples({"a": 24, "b": 21})
+    solved = {s.id for s in samples[:5]}
+    q = screening_set(np.random.default_rng(5), samples=samples, solved=solved, exclude=set(),
+                      n_solved=18, n_random=18, top_up=False)
+    assert len(q) == 5 + 18 and set(q[:5]) == solved and not solved & set(q[5:])
+    v = validation_set(np.random.default_rng(5), samples=samples, exclude=set(q), size=100)
+    assert len(v) == 45 - 23
+    full = screening_set(np.random.default_rng(5), samples=samples, solved=set(samples[i].id
+                         for i in range(30)), exclude=set(), n_solved=18, n_random=18, top_up=False)
+    assert len(full) == 36

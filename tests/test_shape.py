@@ -33,6 +33,15 @@ def test_shape_is_what_the_run_and_the_plan_use(config, n_train):
     assert make_plan(config, task).shape == shape
 
 
+def test_plan_shows_the_released_sizes_of_a_small_task():
+    """On 48 samples the released profile screens on 18 + 18 and validates on what is left:
+    the plan says so, and warns that validation is coarse (never 'validation 100')."""
+    plan = make_plan(released(), ToyTask(n_train=48))
+    assert (plan.shape.screening, plan.shape.validation, plan.validation_wanted) == (36, 9, 100)
+    assert plan.warning is not None and "validated on at most 9 samples instead of 100" in plan.warning
+    assert make_plan(Config(), ToyTask(n_train=500)).warning is None
+
+
 def test_derived_sizes():
     shape = run_shape(Config(), 500)
     assert (shape.budget, shape.reserve, shape.batch, shape.ranking) == (3000, 0, 32, 41)
@@ -45,7 +54,8 @@ def test_derived_sizes():
 def test_smallest_budget_for_one_and_three_rounds():
     """A round needs its batch and one screening (candidate and current skill on Q_s) on top
     of the reserve. With 48 samples Q_s gets 31 (48 less a batch of 3 and the 14 of Q_v):
-    3 + 31 + 31; the released profile adds its fixed 72 (and validates on 100: Q_s gets 1)."""
+    3 + 31 + 31; the released profile adds its fixed 72, keeps Q_s at 18 + 18 and validates on
+    the 9 samples left (not the 100 it asks for)."""
     shape = run_shape(Config(), 48)
     assert (shape.screening, shape.validation) == (31, 14)
     assert (shape.round_cost, shape.smallest_budget(1), shape.smallest_budget(3)) == (65, 65, 195)
@@ -53,6 +63,10 @@ def test_smallest_budget_for_one_and_three_rounds():
     assert (big.screening, big.validation, big.round_cost) == (36, 120, 25 + 36 + 36)
     assert run_shape(Config(validation=False), 48).screening == 36
     assert run_shape(released(), 400).smallest_budget(1) == 600 + 97
+    small = run_shape(released(), 48)
+    assert (small.screening, small.validation, small.smallest_budget(1)) == (36, 9, 72 + 75)
+    assert (run_shape(released(), 145).screening, run_shape(released(), 145).validation) == (36, 100)
+    assert run_shape(released(), 120).validation == 120 - 7 - 36
 
 
 @pytest.mark.parametrize(("budget", "refused"), [(64, True), (65, False)])

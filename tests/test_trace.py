@@ -26,6 +26,7 @@ from stratune_core.config_layers import Layer, layer_config
 from stratune_core.enums import Form, Reason, SkipReason, Stage, StopReason, Strategy, Verdict
 from stratune_core.errors import ConfigError
 from stratune_core.evaluation import Check, Outcome, PairedStats, RegressionCounts
+from stratune_core.evaluation.rules import Condition
 from stratune_core.ids import text_id
 
 BASE = "Answer with the word.\nReturn the final answer inside <answer>...</answer> tags."
@@ -128,6 +129,13 @@ def sample_events() -> tuple:
         ev.ProbationOpened(round=2, candidate_id=D, changes=4, sample_ids=ids[6:]),
         ev.CandidateBranched(round=2, candidate_id=D, wins=5, losses=4, win_strata=2,
                              loss_strata=3),
+        ev.RuleChecked(round=2, candidate_id=D, rule="commit", holds=False, conditions=(
+            Condition(term="gates", passed=True, value=0, limit=0),
+            Condition(term="guard_severe", passed=False, value=2, limit=1))),
+        ev.RankingSmokeFailed(round=2, candidate_id=D, sample_ids=ids[:4], score=0.0,
+                              reference_score=0.5),
+        ev.ScreeningDeferred(round=2, candidate_id=D, solved=3, random=18, solved_quota=6,
+                             random_quota=18, retry=False),
         ev.EarlyStopWaived(round=32, epoch=2, i2_round=20),
         ev.SeatRefused(candidate_id=B, rule="common", common=12),
         ev.SalvageAttempted(round=2, donor_id=D, rescues=ids[:3], candidate_id=None),

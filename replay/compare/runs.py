@@ -29,6 +29,7 @@ SELECTOR_LABELS = {
     "rotation": "Rot.", "once": "Once", "bandit:epsilon_greedy": "Bandit, ε-greedy",
     "bandit:ucb1": "Bandit, UCB1", "bandit:thompson": "Bandit, Thompson",
 }
+REPLAY = "Replay"  # the paper's row: the recorded sequence on batches in another order
 ABLATION_FIELDS = ("selector", "forms", "operator", "history", "validation", "final_selection")
 
 
@@ -106,6 +107,10 @@ def method_of(run: Run) -> str:
         return METHOD if profile == "paper" else f"{METHOD} ({profile} profile)"
     if len(diffs) == 1 and profile == "paper":
         label = _single(diffs[0], config[diffs[0]])
+        origin = run.manifest.get("replay_of") or {}
+        if label == REPLAY and origin and origin["recorded_batch_order"] == origin["batch_order"]:
+            # not the paper's Replay: the recorded batches again, in the recorded order
+            return f"{REPLAY} (same batches as its source)"
         if label is not None:
             return label
     if run.coords is not None and "ablation" in run.coords:
@@ -115,7 +120,7 @@ def method_of(run: Run) -> str:
 
 def _single(field_name: str, value: Any) -> str | None:
     if field_name == "selector":
-        return "Replay" if str(value).startswith("replay:") else SELECTOR_LABELS.get(value)
+        return REPLAY if str(value).startswith("replay:") else SELECTOR_LABELS.get(value)
     if field_name == "forms" and value == "F4":
         return "F4 only"
     if field_name == "operator":

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import xxhash
 from attrs import frozen
 
 from replay.grid.spec import BASELINE_KEYS, Ablation, GridError, GridSpec, PairEntry, TaskEntry
@@ -48,6 +49,13 @@ class Cell:
                 "seed": self.seed}
 
 
+def replay_batch_order(seed: int) -> int:
+    """The batch order of a grid's Replay cell of seed `seed`: derived from the seed, never
+    the seed itself (the order of the cell it replays)."""
+    derived = xxhash.xxh32_intdigest(f"replay-batch-order|{seed}".encode())
+    return derived if derived != seed else derived + 1
+
+
 def _cell(spec: GridSpec, root: Path, task: TaskEntry, pair: PairEntry, ablation: Ablation,
           seed: int) -> Cell:
     overrides = dict(spec.defaults)
@@ -57,6 +65,9 @@ def _cell(spec: GridSpec, root: Path, task: TaskEntry, pair: PairEntry, ablation
         source = Cell(task=task.name, pair=pair.name, ablation=ablation.replay_of, seed=seed,
                       options=RunOptions(task=task.spec, target="", optimizer=""))
         overrides["selector"] = "replay:" + str(source.path(root))
+        # the source cell has the same seed: without an order of its own the replay would see
+        # the recorded batches again (the manifest's `replay_of` names both orders)
+        overrides.setdefault("batch_order_seed", replay_batch_order(seed))
         depends_on = source.id
     options = RunOptions(
         task=task.spec, target=pair.target, optimizer=pair.optimizer, seed=seed,

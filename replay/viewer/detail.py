@@ -10,10 +10,11 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from replay.viewer.events_log import event_line, outcome_summary
+from replay.viewer.events_log import event_line, outcome_summary, rule_line
 from replay.viewer.model import CandidateView, RoundView, RunView
 from replay.viewer.style import operator_label, short_id, verdict_text
 from stratune_core.evaluation import Outcome
+from stratune_core.events_released import RuleChecked
 
 
 def skill_diff(old: str, new: str, context: int = 2) -> Text:
@@ -63,6 +64,11 @@ def candidate_detail(view: RunView, c: CandidateView, *, full_text: bool = False
     for outcome in (c.screening, c.validation):
         if outcome is not None:
             yield checks_table(outcome)
+    # the released rules consulted for its screening call, each failed condition named
+    r = view.round(c.round + 1)
+    for e in r.events if r is not None else ():
+        if isinstance(e, RuleChecked) and e.candidate_id == c.candidate_id:
+            yield Text(rule_line(e), style="green" if e.holds else "yellow")
     parent = view.skills.get(c.parent_id)
     new = view.skills.get(c.candidate_id)
     if parent is not None and new is not None:

@@ -36,9 +36,12 @@ from stratune_core.events_released import (
     FixesAnnotated,
     FutilityStopped,
     ProbationOpened,
+    RankingSmokeFailed,
     RefinementKept,
     ResidualsPooled,
+    RuleChecked,
     SalvageAttempted,
+    ScreeningDeferred,
     SeatRefused,
     SmokeFailed,
     StrategiesNarrowed,
@@ -213,6 +216,43 @@ def _(e: ProbationOpened) -> Text:
 def _(e: CandidateBranched) -> Text:
     return Text(f"{short_id(e.candidate_id)} branched: W/L {e.wins}/{e.losses} over "
                 f"{e.win_strata}/{e.loss_strata} strata, saved without acceptance")
+
+
+RULE_NAMES = {"commit": "acceptance", "branch": "branch rule", "not_clearly_worse":
+              "not clearly worse", "save": "save rule"}
+
+
+def rule_line(e: RuleChecked) -> str:
+    """`acceptance of 1a2b3c: fails on guard_severe 2 > 1, aux_ok -0.020 < -0.010`."""
+    name = RULE_NAMES.get(e.rule.value, e.rule.value)
+    failed = [c for c in e.conditions if not c.passed]
+    if not failed:
+        return f"{name} of {short_id(e.candidate_id)}: holds"
+    why = ", ".join(f"{c.term.value} {_num(c.value)} vs {_num(c.limit)}" for c in failed)
+    return f"{name} of {short_id(e.candidate_id)}: fails on {why}"
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.3f}"
+
+
+@event_line.register
+def _(e: RuleChecked) -> Text:
+    return Text(rule_line(e), style=None if e.holds else "yellow")
+
+
+@event_line.register
+def _(e: RankingSmokeFailed) -> Text:
+    return Text(f"draft {short_id(e.candidate_id)} killed on {len(e.sample_ids)} ranking samples: "
+                f"{e.score:.3f} < 0.25 x {e.reference_score:.3f}", style="red")
+
+
+@event_line.register
+def _(e: ScreeningDeferred) -> Text:
+    then = "rejected for insufficient evidence" if e.retry else "screened next round"
+    return Text(f"screening set of {short_id(e.candidate_id)} not ready: {e.solved} of "
+                f"{e.solved_quota} solved and {e.random} of {e.random_quota} random samples: "
+                f"{then}", style="yellow")
 
 
 @event_line.register

@@ -13,6 +13,7 @@ from attrs import frozen
 from stratune_core.config import Config
 from stratune_core.evaluation.gates import Outcome
 from stratune_core.evaluation.paired import DIFF_TOL
+from stratune_core.evaluation.rules import Rule, RuleCheck, Term, at_least, at_most, rule
 from stratune_core.evaluation.wilson import wilson_lower_bound
 
 MIN_SIDE = 2  # wins and losses each at least max(2, ceil(frac * changes))
@@ -28,7 +29,12 @@ class Branch:
     loss_strata: int
 
 
-def branch_rule(
+def guard_losses(outcome: Outcome, random_part: Sequence[bool]) -> int:
+    """The released code's `guard_severe`: regressions (D) among the random part of Q_s."""
+    return sum(random_part[i] for i in outcome.stats.counts.lost)
+
+
+def branch_check(
     base: Sequence[float],
     cand: Sequence[float],
     *,
@@ -36,9 +42,9 @@ def branch_rule(
     strata: Sequence[str],
     random_part: Sequence[bool],
     config: Config,
-) -> Branch | None:
-    """The branch, or None when the rule does not hold. `strata[i]` and `random_part[i]` (was
-    sample i drawn as a random, not a solved, screening sample) are aligned with the scores.
+) -> RuleCheck:
+    """Every condition of the rule, none skipped. `strata[i]` and `random_part[i]` (was sample
+    i drawn as a random, not a solved, screening sample) are aligned with the scores.
 
     Needs: wins + losses >= `ready_changes`; wins, losses >= max(2, ceil(frac * changes)), each
     in >= 2 strata; mean positive and mean negative change each >= eps_s / 2;
@@ -46,26 +52,33 @@ def branch_rule(
     """
     stats, counts = outcome.stats, outcome.stats.counts
     changes = stats.wins + stats.losses
-    if stats.n == 0 or changes < config.ready_changes:
-        return None
     side = max(MIN_SIDE, math.ceil(config.branch_min_frac * changes - 1e-9))
-    if stats.wins < side or stats.losses < side:
-        return None
     diffs = [c - b for b, c in zip(base, cand, strict=True)]
     win_strata = {strata[i] for i, d in enumerate(diffs) if d > DIFF_TOL}
     loss_strata = {strata[i] for i, d in enumerate(diffs) if d < -DIFF_TOL}
-    if len(win_strata) < MIN_STRATA or len(loss_strata) < MIN_STRATA:
-        return None
+    n = max(1, stats.n)
     half = outcome.threshold / 2
-    up = math.fsum(max(d, 0.0) for d in diffs) / stats.n
-    down = math.fsum(max(-d, 0.0) for d in diffs) / stats.n
-    if up < half - DIFF_TOL or down < half - DIFF_TOL:
+    return rule(Rule.BRANCH, (
+        at_least(Term.SAMPLES, stats.n, 1),
+        at_least(Term.READY, changes, config.ready_changes),
+        at_least(Term.SIDE_WINS, stats.wins, side),
+        at_least(Term.SIDE_LOSSES, stats.losses, side),
+        at_least(Term.WIN_STRATA, len(win_strata), MIN_STRATA),
+        at_least(Term.LOSS_STRATA, len(loss_strata), MIN_STRATA),
+        at_least(Term.MEAN_UP, math.fsum(max(d, 0.0) for d in diffs) / n, half, tol=DIFF_TOL),
+        at_least(Term.MEAN_DOWN, math.fsum(max(-d, 0.0) for d in diffs) / n, half, tol=DIFF_TOL),
+        at_most(Term.LB_D_DU, wilson_lower_bound(counts.D, counts.D + counts.U, config.z),
+                config.branch_lb),
+        at_most(Term.LB_D_S, wilson_lower_bound(counts.D, counts.S, config.z), config.lb_limit),
+        at_most(Term.GUARD_SEVERE, guard_losses(outcome, random_part), MAX_GUARD_LOSSES),
+    ))
+
+
+def branch_of(check: RuleCheck, outcome: Outcome) -> Branch | None:
+    """The branch when the rule holds, else None (`check` says which condition failed)."""
+    if not check.holds:
         return None
-    if wilson_lower_bound(counts.D, counts.D + counts.U, config.z) > config.branch_lb:
-        return None
-    if wilson_lower_bound(counts.D, counts.S, config.z) > config.lb_limit:
-        return None
-    if sum(random_part[i] for i in counts.lost) > MAX_GUARD_LOSSES:
-        return None
-    return Branch(wins=stats.wins, losses=stats.losses, win_strata=len(win_strata),
-                  loss_strata=len(loss_strata))
+    by_term = {c.term: c for c in check.conditions}
+    return Branch(wins=outcome.stats.wins, losses=outcome.stats.losses,
+                  win_strata=int(by_term[Term.WIN_STRATA].value),
+                  loss_strata=int(by_term[Term.LOSS_STRATA].value))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import attrs
 
 from stratune_core.config import Config
-from stratune_core.enums import Reason, Stage
+from stratune_core.enums import CheckName, Reason, Stage
 from stratune_core.evaluation.gates import (
     REGRESSION_REASONS,
     Gate,
@@ -18,6 +18,7 @@ from stratune_core.evaluation.gates import (
     regression_gates,
 )
 from stratune_core.evaluation.paired import DIFF_TOL, paired_stats, screening_gain_threshold
+from stratune_core.evaluation.rules import Condition, Rule, RuleCheck, Term, at_least, at_most, rule
 
 
 def screening_gates(config: Config, threshold: float) -> tuple[Gate, ...]:
@@ -51,8 +52,27 @@ def save_rule(result: Outcome, config: Config) -> bool:
     """Both regression checks pass and the gain is positive. The win/loss check is not a
     regression check in the paper, so it does not block saving; the released code also
     requires wins >= losses (`save_needs_wins`)."""
-    if result.stats.n == 0 or REGRESSION_REASONS.intersection(result.failed):
-        return False
-    if config.save_needs_wins and result.stats.wins < result.stats.losses:
-        return False
-    return result.stats.gain > DIFF_TOL
+    return save_check(result, config).holds
+
+
+def save_check(result: Outcome, config: Config, guard_severe: int = 0) -> RuleCheck:
+    """`save_rule` as a table; with `guard_severe_max` set (released) at most that many
+    regressions among the random part of Q_s (`guard_severe`)."""
+    stats = result.stats
+    checks = {c.name: c for c in result.checks}
+    regression = [
+        Condition(term=Term(name.value), passed=check.passed, value=check.value,
+                  limit=check.limit)
+        for name in (CheckName.LB_D_S, CheckName.LB_D_DU) if (check := checks.get(name))
+        and check.reason in REGRESSION_REASONS
+    ]
+    return rule(Rule.SAVE, (
+        at_least(Term.SAMPLES, stats.n, 1),
+        *regression,
+        Condition(term=Term.WINS_VS_LOSSES, value=stats.wins - stats.losses, limit=0.0,
+                  passed=not config.save_needs_wins or stats.wins >= stats.losses),
+        Condition(term=Term.GAIN_POSITIVE, passed=stats.gain > DIFF_TOL, value=stats.gain,
+                  limit=0.0),
+        at_most(Term.GUARD_SEVERE, guard_severe, config.guard_severe_max or 0,
+                applies=config.guard_severe_max is not None),
+    ))

@@ -8,8 +8,9 @@ pool (s0 compared in final selection, refused a seat or pruned), the final-selec
 (a selection threshold of 2/|train| above 0.010).
 
 `CLOSING_A` and `CLOSING_B` are the closing note's two toy runs (docs/profiles.md, "The
-released profile"): A shows every mechanism but I2 on a batch without failures, which B shows. No
-toy run shows both that rule and donor salvage: the rule needs an s_t that fails no sample it ran
+released profile"): A shows every mechanism but `ONLY_IN_B` (I2 on a batch without failures, the smoke
+check and the save rule's wins >= losses), which B shows. No toy
+run shows both that rule and donor salvage: the rule needs an s_t that fails no sample it ran
 (residual pooling borrows any known failure), salvage needs s_t to fail samples a donor
 solves when the rounds end, and once s_t solves every sample it ran no candidate can show a
 gain over it, so s_t never fails again.
@@ -29,6 +30,7 @@ from stratune_core import events as ev
 from stratune_core.config import Config, released
 from stratune_core.enums import ChoiceRule, Reason, Stage, Verdict
 from stratune_core.evaluation.gates import REGRESSION_REASONS
+from stratune_core.evaluation.rules import Term
 from tests.support.cli import ROOT, toy_extensions
 from tests.support.toy import ToyTask
 
@@ -76,6 +78,12 @@ def _final_floor(events: Events) -> int:
                if floor > 0.010 and e.selection.threshold >= floor - 1e-12)
 
 
+def _failed(term: Term) -> Callable[[Events], int]:
+    """Rules consulted that failed on `term` (`RuleChecked`)."""
+    return lambda events: sum(1 for e in _of(events, ev.RuleChecked)
+                              if any(c.term is term and not c.passed for c in e.conditions))
+
+
 def _typed(cls: type) -> Callable[[Events], int]:
     return lambda events: len(_of(events, cls))
 
@@ -100,6 +108,9 @@ MECHANISMS: dict[str, Callable[[Events], int]] = {
     "probation": _typed(ev.ProbationOpened),
     "branch_saves": _typed(ev.CandidateBranched),
     "save_needs_wins": _unsaved_for_losses,
+    "guard_severe_max": _failed(Term.GUARD_SEVERE),
+    "screen_ready_share": _typed(ev.ScreeningDeferred),
+    "ranking_smoke": _typed(ev.RankingSmokeFailed),
     "validation_futility": _futility(Stage.VALIDATION),
     "early_stop_i2": _typed(ev.EarlyStopWaived),
     "initial_in_pool": _initial_in_pool,
@@ -135,8 +146,10 @@ class ClosingRun:
                                   budget_multiplier=float(self.budget))
 
 
-CLOSING_A = ClosingRun(task_name="toy-continuous", seed=11)
-CLOSING_B = ClosingRun(task_name="toy-solvable", seed=18)  # no [X] words: s_t solves them all
+CLOSING_A = ClosingRun(task_name="toy-continuous", seed=19)
+CLOSING_B = ClosingRun(task_name="toy-solvable", seed=13)  # no [X] words: s_t solves them all
+# what run A does not show and run B does
+ONLY_IN_B = ("i2_without_failures", "screen_smoke", "save_needs_wins")
 
 
 def fired(events: Events) -> dict[str, int]:
