@@ -12,6 +12,7 @@ from rich.markup import escape
 from llm_cache.client import CachedLLM
 from llm_cache.records import Role
 from replay import evaluation_dir, models
+from replay.arg_types import directory
 from replay.evaluate import score_with_bar
 from replay.serde import TaskSpec
 from replay.trace import RunDir
@@ -24,7 +25,7 @@ def add_flags(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--baseline", metavar="initial|FILE",
                     help="also score this skill (`initial`: the task's initial skill) and show "
                          "each skill's paired gain, wins and losses against it")
-    ev.add_argument("--out", metavar="DIR",
+    ev.add_argument("--out", metavar="DIR", type=directory,
                     help="keep the scores, the skill texts and the cache in DIR (it then holds "
                          "the cache); `stratune replay DIR` re-checks them offline")
 
@@ -36,6 +37,9 @@ def run(args: argparse.Namespace, task_spec: TaskSpec, cache_dir: str, console: 
         text = task.info.initial_skill if args.baseline == INITIAL else \
             read_skill(Path(args.baseline), "--baseline")
         skills.insert(0, (args.baseline, text))
+    model = models.canonical_model(args.target)
+    backend = models.build_backend(args.target)
+    models.check_buildable(args.target)
     if args.out is not None:
         out = RunDir.at(args.out)
         if out.exists():
@@ -43,8 +47,9 @@ def run(args: argparse.Namespace, task_spec: TaskSpec, cache_dir: str, console: 
                                 "directory for the evaluation")
         out.prepare()
         cache_dir = str(out.cache)
-    model = models.canonical_model(args.target)
-    backend = models.build_backend(args.target)
+    elif Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+        raise StraTuneError(f"--cache-dir {cache_dir}: is a file, not a directory; give the "
+                            "cache directory (it is created if missing)")
     results = []
     with CachedLLM.open(cache_dir, backends={Role.TARGET: backend}, mode="live",
                         concurrency=args.concurrency) as llm:

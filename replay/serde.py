@@ -139,6 +139,22 @@ class Package:
 
 
 @frozen(kw_only=True)
+class FileDigest:
+    name: str  # a file of the run directory, relative to it
+    digest: str  # xxh3_128 of its bytes
+
+
+@frozen(kw_only=True)
+class Seal:
+    """Digests recorded when a run finishes: of the manifest itself (without its seal) and of
+    each file `view`, `compare` and `evaluate` read that the replay cannot recompute whole
+    (costs, the batch journal, the grid coordinates, the raw bytes of the event log)."""
+
+    manifest: str
+    files: tuple[FileDigest, ...] = field(default=(), converter=tuple)
+
+
+@frozen(kw_only=True)
 class Manifest:
     format: int = FORMAT_VERSION
     task: TaskSpec
@@ -158,6 +174,7 @@ class Manifest:
     event_digest: str = ""
     finished: bool = False
     final_id: str | None = None
+    seal: Seal | None = None  # None: the run has not finished, or was recorded before seals
 
     def run_identity(self) -> dict[str, Any]:
         """What must agree for a rerun to be a resume of the same run."""

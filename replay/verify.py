@@ -7,7 +7,10 @@ check returns None, or one line naming the first mismatch:
 - final_skill.txt and the manifest's final id equal the recomputed run's final skill;
 - usage.json: calls and tokens per call kind and model equal the recomputed run's (which call
   was paid and which came from the cache depends on the recording's history and is not checked);
-- evaluation.json: the test scores, recomputed from the cache.
+- evaluation.json: the test scores and solved counts, recomputed from the cache;
+- events.jsonl's bytes: LF line ends and no partial line; the manifest's model specs name the
+  models of the recorded calls;
+- everything else the seal recorded when the run finished (`replay/seal.py`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from llm_cache.modes import Mode
 from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Request, Response
 from llm_cache.store import CacheNotFound
-from replay import models
+from replay import models, seal
 from replay.evaluate import score_skill
 from replay.redact import scrub
 from replay.serde import Manifest, TraceError, check_prompt_version, digest_of, event_to_line
@@ -123,13 +126,16 @@ def _tokens(usage: Mapping[str, Any]) -> int:
                                        "cache_write_tokens"))
 
 
-def evaluation(run_dir: RunDir, scores: Mapping[str, float], n: int) -> str | None:
+def evaluation(run_dir: RunDir, scores: Mapping[str, float], n: int,
+               solved: Mapping[str, int] | None = None) -> str | None:
     recorded = _read(run_dir, run_dir.evaluation)
     if recorded is None:
         return None
     try:
         stored = {str(k): float(v) for k, v in recorded["scores"].items()}
         stored_n = int(recorded["n"])
+        stored_solved = ({str(k): int(v) for k, v in recorded["solved"].items()}
+                         if "solved" in recorded else None)
     except (KeyError, TypeError, ValueError, AttributeError):
         return f"{run_dir.evaluation}: not the evaluation stratune writes; it was edited"
     if stored_n != n:
@@ -138,6 +144,37 @@ def evaluation(run_dir: RunDir, scores: Mapping[str, float], n: int) -> str | No
         if stored.get(skill_id) != scores.get(skill_id):
             return (f"{run_dir.evaluation}: score of {skill_id}: recorded "
                     f"{stored.get(skill_id)}, recomputed {scores.get(skill_id)}")
+    if solved is not None and stored_solved is not None:  # older files have no solved counts
+        for skill_id in sorted(set(stored_solved) | set(solved)):
+            if stored_solved.get(skill_id) != solved.get(skill_id):
+                return (f"{run_dir.evaluation}: solved count of {skill_id}: recorded "
+                        f"{stored_solved.get(skill_id)}, recomputed {solved.get(skill_id)}")
+    return None
+
+
+def event_bytes(run_dir: RunDir) -> str | None:
+    """A finished run's log is its canonical lines, each ending in LF, and nothing else."""
+    data = run_dir.events.read_bytes() if run_dir.events.is_file() else b""
+    if b"\r" in data:  # canonical JSON escapes a CR inside a string: a raw one was added
+        line = data.count(b"\n", 0, data.index(b"\r")) + 1
+        return (f"{run_dir.events}:{line}: line ends converted to CR LF (or CR); the log is "
+                "written with LF alone: check it out again without conversion (git: "
+                "core.autocrlf false, or `*.jsonl -text` in .gitattributes)")
+    tail = len(data) - (data.rfind(b"\n") + 1)
+    if tail:
+        return (f"{run_dir.events}: {tail} bytes after the last complete line; a finished "
+                "run's log ends with a whole line (a partial line was appended)")
+    return None
+
+
+def model_specs(run_dir: RunDir, manifest: Manifest) -> str | None:
+    """The manifest's model specs name the models every recorded call was made to."""
+    for role, spec, model in (("target", manifest.target, manifest.config.target_model),
+                              ("optimizer", manifest.optimizer, manifest.config.optimizer_model)):
+        named = models.canonical_model(spec)
+        if named != model:
+            return (f"{run_dir.manifest}: {role} {spec!r} is model {named}, but the run's calls "
+                    f"went to {model} (the manifest was edited)")
     return None
 
 
@@ -206,7 +243,7 @@ def replay(path: str, console: Console) -> int:
         raise TraceError(f"{run_dir.manifest}: the run did not finish; resume it with "
                          "`stratune train` (same command) before replaying")
     recorded = run_dir.read_lines()
-    problem = stored_blobs(run_dir)
+    problem = event_bytes(run_dir) or stored_blobs(run_dir) or model_specs(run_dir, manifest)
     if problem is not None:
         return failed(console, problem)
     task = models.load_task(manifest.task)
@@ -240,8 +277,14 @@ def replay(path: str, console: Console) -> int:
     if digest != manifest.event_digest or manifest.events != n:
         return failed(console, f"{run_dir.manifest}: records {manifest.events} events with "
                        f"digest {manifest.event_digest}; the events are {n} and hash to {digest}")
-    console.print(f"[green]replay OK[/]: {n} events recomputed offline; digest {digest} matches",
-                  soft_wrap=True)
+    problem = seal.check(run_dir)
+    if problem is not None:
+        return failed(console, problem)
+    note = ("; every other file matches the run's seal" if manifest.seal is not None else
+            "; recorded before runs were sealed: the manifest's other fields and usage.json's "
+            "costs are not covered")
+    console.print(f"[green]replay OK[/]: {n} events recomputed offline; digest {digest} "
+                  f"matches{note}", soft_wrap=True)
     return EXIT_OK
 
 
@@ -257,17 +300,17 @@ def _evaluation(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config,
             "stratune writes; it was edited"
     split = str(recorded.get("split", "test"))
     counted = Labelled(llm, CallKind.TEST_EVALUATION)
-    scores, n = {}, 0
+    scores, solved, n = {}, {}, 0
     for skill_id in recorded["scores"]:
         try:
             text = run_dir.read_blob(str(skill_id))
         except TraceError as exc:
             return f"{run_dir.evaluation}: {exc}"
         result = score_skill(task, text, counted, config.target_model, split=split)
-        scores[str(skill_id)], n = result.mean, result.n
+        scores[str(skill_id)], solved[str(skill_id)], n = result.mean, result.solved, result.n
     if final_id not in scores:
         return f"{run_dir.evaluation}: holds no score for the final skill {final_id}"
-    return evaluation(run_dir, scores, n)
+    return evaluation(run_dir, scores, n, solved)
 
 
 def replay_llm(run_dir: RunDir) -> CachedLLM:
