@@ -44,7 +44,8 @@ class RunLock:
             pid, holder = _holder(fd)
             os.close(fd)
             raise RunLocked(
-                f"{directory}: another `stratune {holder}` (pid {pid}) is writing there; "
+                f"{directory}: another `stratune {holder}` (pid {pid}) is writing this "
+                f"{'grid' if holder == 'grid' else 'run'}; "
                 "wait for it to finish, or choose another --out"
             ) from None
         except BaseException:

@@ -60,8 +60,7 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     manifest = attrs.evolve(manifest, target=public_spec(manifest.target),
                             optimizer=public_spec(manifest.optimizer))
     initial_state(config, task)  # e.g. a budget below one round
-    warning = make_plan(config, task).warning
-    if warning is not None:
+    for warning in make_plan(config, task).warnings:
         console.print(f"[bold yellow]warning[/]: {escape(warning)}")
     run_dir = RunDir.at(out)
     run_dir.prepare()

@@ -31,6 +31,7 @@ from stratune_core.serde import make_converter, one_line
 FORMAT_VERSION = 1
 TEXT_BLOB = "text_blob"
 LEGACY_PROMPT_VERSION = "1"  # manifests written before the field existed
+RULES_ADDED_LATER = ("max_unusable_rounds",)  # Config fields whose absence means "off"
 
 
 class TraceError(StraTuneError):
@@ -203,6 +204,10 @@ def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
             "record the run again with this version of stratune"
         )
     data.setdefault("prompt_version", LEGACY_PROMPT_VERSION)
+    if isinstance(data.get("config"), dict):
+        # a run recorded before a stop rule existed ran without it
+        for name in RULES_ADDED_LATER:
+            data["config"].setdefault(name, None)
     try:
         manifest = trace_converter().structure(data, Manifest)
     except Exception as exc:
