@@ -60,10 +60,11 @@ def check(run_dir: RunDir) -> str | None:
     """None when the seal holds (or there is none: see `status`), else one line naming the
     first file that differs from it."""
     path = run_dir.manifest
-    seal = run_dir.read_manifest().seal
-    if seal is None:
-        return None
+    manifest = run_dir.read_manifest()
     data = json.loads(path.read_text(encoding="utf-8"))
+    seal = manifest.seal
+    if seal is None:
+        return _unsealed(run_dir, manifest, data)
     if _manifest_digest(data) != seal.manifest:
         return f"{path}: edited after the run finished (it no longer matches its seal)"
     named = {f.name: f.digest for f in seal.files}
@@ -78,6 +79,15 @@ def check(run_dir: RunDir) -> str | None:
         if _digest(file.read_bytes()) != named[name]:
             return f"{file}: edited after the run finished (its bytes differ from the seal)"
     return None
+
+
+def _unsealed(run_dir: RunDir, manifest: Manifest, data: dict) -> str | None:
+    """A finished run written by a version that seals (its manifest has the key) and holds no
+    seal: stopped between finishing and sealing, or its seal was taken out."""
+    if not (manifest.finished and SEAL_KEY in data):
+        return None
+    return (f"{run_dir.manifest}: the run finished but is not sealed (stopped before it was "
+            "sealed, or its seal was removed); run the same `stratune train` command to seal it")
 
 
 class Integrity(enum.Enum):
@@ -102,12 +112,13 @@ def status(path: str | Path) -> Status:
     """What `view` and `compare` say about a run directory's files."""
     run_dir = RunDir.at(path)
     manifest = run_dir.read_manifest()
+    problem = check(run_dir)
     if manifest.seal is None:
-        why = ("recorded before runs were sealed" if manifest.finished
-               else "the run has not finished")
+        why = ("the run has not finished" if not manifest.finished
+               else "finished but not sealed" if problem is not None
+               else "recorded before runs were sealed")
         return Status(integrity=Integrity.UNSEALED,
                       detail=f"never checked: {why}; `stratune replay {path}` recomputes it")
-    problem = check(run_dir)
     if problem is not None:
         return Status(integrity=Integrity.ALTERED, detail=f"FAILED: {problem}")
     return Status(integrity=Integrity.INTACT,
