@@ -147,7 +147,7 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
     if choice is not None:
         state, evs = RUNNERS[choice.strategy](state, env, rng, choice)
         events.extend(evs)
-        state = state.evolve(unusable_rounds=_unusable(state.unusable_rounds, evs))
+        state = state.evolve(unusable_rounds=unusable_rounds_after(state.unusable_rounds, evs))
     return _close(state, spent_before, events)
 
 
@@ -156,7 +156,7 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
 _WELL_FORMED = frozenset({Reason.DUPLICATE, Reason.UNCHANGED})
 
 
-def _unusable(count: int, events: tuple[Event, ...]) -> int:
+def unusable_rounds_after(count: int, events: tuple[Event, ...]) -> int:
     """Consecutive rounds without a usable candidate, after this round's strategy `events`: a
     candidate generated resets the count; a round whose candidates were all refused for their
     form or content adds one; any other round leaves it."""

@@ -8,6 +8,7 @@ that cannot be read at all (its manifest, its cache database).
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import re
@@ -334,3 +335,22 @@ def test_a_run_recorded_before_seals_replays_and_is_marked(plain, tmp_path, caps
     assert code == 0 and "recorded before runs were sealed" in said, said
     assert main(["view", str(run)]) == 0
     assert "never checked" in " ".join(capsys.readouterr().out.split())
+
+
+def test_view_and_compare_mark_each_run_by_its_seal(recorded, plain, tmp_path, capsys):
+    altered = tmp_path / "altered"
+    shutil.copytree(recorded, altered)
+    _json_file("usage.json", lambda d: d["total"].__setitem__("cost", 123.0))(altered)
+    assert main(["view", str(altered)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "check FAILED:" in shown and "usage.json" in shown and "edited after the run" in shown
+    assert main(["view", str(plain)]) == 0
+    assert "files match the seal" in " ".join(capsys.readouterr().out.split())
+    legacy = Path(__file__).resolve().parents[1] / "traces" / "demo"
+    assert main(["compare", str(altered), str(plain), str(legacy), "--table", "runs",
+                 "--format", "csv"]) == 0
+    header, *rows = csv.reader(capsys.readouterr().out.splitlines()[1:])
+    assert header[-1] == "Check"
+    marks = {row[header.index("Run")]: row[-1] for row in rows}
+    # (the altered copy carries grid coordinates: compare names it by its cell id)
+    assert marks == {"toy/p/full/seed0": "ALTERED", str(plain): "sealed", str(legacy): "unchecked"}
