@@ -181,11 +181,11 @@ CASES: dict[str, Case] = {
         ["plan", "--task", "toy", "--target", "anthropic:claude-haiku-4-5?concurrency=0",
          "--optimizer", "scripted:toy-optimizer"], ("concurrency=", ">= 1")),
     "optimizer ?concurrency=0": lambda tmp, run: (
-        [*TRAIN[:5], "--optimizer", "anthropic:claude-sonnet-4-6?concurrency=0", "--out",
-         str(tmp / "o")], ("claude-sonnet-4-6", "concurrency=")),
-    "evaluate ?concurrency=0": lambda tmp, run: (
+        ["plan", *TRAIN[1:5], "--optimizer", "anthropic:claude-sonnet-4-6?concurrency=0"],
+        ("claude-sonnet-4-6", "concurrency=")),
+    "evaluate ?concurrency=0": lambda tmp, run: (  # a closed local port: never the network
         ["evaluate", "--skill", str(run / "final_skill.txt"), "--task", "toy", "--target",
-         "anthropic:claude-haiku-4-5?concurrency=0", "--out", str(tmp / "o")],
+         "openai:m@http://127.0.0.1:9/v1?concurrency=0&max_retries=0", "--out", str(tmp / "o")],
         ("concurrency=",)),
     "?timeout=0": lambda tmp, run: (
         ["plan", "--task", "toy", "--target", "anthropic:claude-haiku-4-5?timeout=0",
