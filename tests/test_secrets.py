@@ -88,12 +88,14 @@ def test_the_grid_keeps_its_file_with_spec_keys_masked(tmp_path):
 
     spec_key = "sk-ant-GRID-KEY-1122334455"
     grid = write_grid(tmp_path / "grid.toml", ablations="full = {}\n", seeds="[0]",
+                      extra="[defaults]\noptimizer_max_tokens=4096\n",
                       target=f"{TARGET}?api_key={spec_key}&timeout=30",
                       optimizer=f"{OPTIMIZER}?api_key={spec_key}")
     root = tmp_path / "out"
     result = run_grid(load_grid(grid), root, Console(file=io.StringIO()), env=ScriptedEnv())
     assert result.code == 0
     kept = (root / "grid.toml").read_text()
-    assert "api_key=***" in kept and "timeout=30" in kept  # masked, the rest as written
+    assert f'"{TARGET}?timeout=30"' in kept and f'"{OPTIMIZER}"' in kept  # as in manifests
+    assert "optimizer_max_tokens=4096" in kept  # a field named like a secret is not one
     needles = (spec_key.encode(), b"GRID-KEY-1122334455")
     assert _hits(root, needles) == []

@@ -19,7 +19,7 @@ from replay.grid.limits import GridLimits, grid_cost_cap
 from replay.grid.live import Board, counts, problems, table
 from replay.grid.spec import GridError, GridSpec
 from replay.lock import RunLock
-from replay.redact import scrub
+from replay.redact import public_text
 from replay.stops import StopControl
 from replay.trace import GRID_FILE, RunDir
 
@@ -83,8 +83,9 @@ def run_grid(spec: GridSpec, out: str | Path, console: Console, *, env: CellEnv 
     root.mkdir(parents=True, exist_ok=True)
     with RunLock.acquire(root, "grid"):
         if spec.path.is_file() and spec.path.resolve() != (root / GRID_FILE).resolve():
-            # what the cells were made from, with secret spec options masked as in manifests
-            copy = scrub(spec.path.read_text(encoding="utf-8"))
+            # what the cells were made from, its model specs without secrets as in manifests
+            specs = [s for pair in spec.pairs for s in (pair.target, pair.optimizer)]
+            copy = public_text(spec.path.read_text(encoding="utf-8"), specs)
             RunDir.at(root).write_text(root / GRID_FILE, copy)
         return _run_locked(spec, root, cells, console, env, options, sink, Path(out))
 
