@@ -13,6 +13,7 @@ model map to one canonical id, so a run recorded on Bedrock replays against the 
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import PurePath
 from urllib.parse import parse_qsl
@@ -86,6 +87,35 @@ def canonical_gguf(path: str, mode: str) -> str:
     return f"gguf:{PurePath(path).stem.lower()}@{mode}"
 
 
+# Numeric options and the least value each accepts: a zero concurrency would never send a call,
+# a zero or negative timeout would fail every call after a long round of retries.
+WHOLE_AT_LEAST = {"concurrency": 1, "max_retries": 0, "threads": 1, "n_ctx": 1, "seed": 0,
+                  "batch_min": 1, "batch_resubmits": 0}
+SECONDS = ("timeout", "connect_timeout", "batch_poll", "batch_poll_max")
+
+
+def check_options(spec: str, options: tuple[tuple[str, str], ...]) -> None:
+    """Each numeric option is a number in its range; one line naming the spec and the option."""
+    for name, value in options:
+        if name in WHOLE_AT_LEAST:
+            low = WHOLE_AT_LEAST[name]
+            try:
+                ok = int(value) >= low
+            except ValueError:
+                ok = False
+            if not ok:
+                raise SpecError(f"model spec {spec!r}: {name}={value!r} must be a whole number "
+                                f">= {low}")
+        elif name in SECONDS:
+            try:
+                seconds = float(value)
+            except ValueError:
+                seconds = math.nan
+            if not (math.isfinite(seconds) and seconds > 0):
+                raise SpecError(f"model spec {spec!r}: {name}={value!r} must be a number of "
+                                "seconds above 0")
+
+
 def parse_spec(spec: str) -> ModelSpec:
     provider, sep, rest = spec.partition(":")
     if not sep or provider not in PROVIDERS or not rest:
@@ -95,6 +125,7 @@ def parse_spec(spec: str) -> ModelSpec:
         options = tuple(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
     except ValueError:
         raise SpecError(f"model spec {spec!r}: options after '?' must be k=v&k=v") from None
+    check_options(spec, options)
     if provider in ("anthropic", "bedrock"):
         return ModelSpec(
             provider=provider, model=body, canonical=canonical_claude(body), options=options

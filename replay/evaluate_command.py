@@ -16,6 +16,7 @@ from llm_cache.client import CachedLLM
 from llm_cache.records import Role
 from replay import evaluation_dir, models
 from replay.agent_skill import is_skill_folder, read_skill_folder
+from replay.arg_types import directory
 from replay.evaluate import score_with_bar
 from replay.serde import TaskSpec
 from replay.trace import RunDir
@@ -29,7 +30,7 @@ def add_flags(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--baseline", metavar="initial|FILE",
                     help="also score this skill (`initial`: the task's initial skill) and show "
                          "each skill's paired gain, wins and losses against it")
-    ev.add_argument("--out", metavar="DIR",
+    ev.add_argument("--out", metavar="DIR", type=directory,
                     help="keep the scores, the skill texts and the cache in DIR (it then holds "
                          "the cache); `stratune replay DIR` re-checks them offline")
 
@@ -71,6 +72,9 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
                  concurrency: int, console: Console, baseline: str | None = None) -> Scored:
     """Score each (label, text) on `split` through the cache (OUT's own with `out`, which then
     becomes an evaluation directory that `stratune replay` re-checks)."""
+    model = models.canonical_model(target)
+    backend = models.build_backend(target)
+    models.check_buildable(target)  # before anything is written
     if out is not None:
         out_dir = RunDir.at(out)
         if out_dir.exists():
@@ -78,8 +82,9 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
                                 "directory for the evaluation")
         out_dir.prepare()
         cache_dir = str(out_dir.cache)
-    model = models.canonical_model(target)
-    backend = models.build_backend(target)
+    elif Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+        raise StraTuneError(f"--cache-dir {cache_dir}: is a file, not a directory; give the "
+                            "cache directory (it is created if missing)")
     results = []
     with CachedLLM.open(cache_dir, backends={Role.TARGET: backend}, mode="live",
                         concurrency=concurrency) as llm:

@@ -1,8 +1,9 @@
-"""One run per directory: `stratune train` holds an exclusive lock on `<run dir>/.lock` for the
-whole run. The OS releases it when the process ends, however it ends (a crash or SIGKILL leaves
-no stale lock), so the same command can always resume. A second `train` on the same directory
-is refused at once with the holder's pid. Readers (`replay`, `view`, `cache`) never take it and
-never write into the directory.
+"""One writer per directory: `stratune train` holds an exclusive lock on `<run dir>/.lock` for
+the whole run, `stratune grid` on `<grid dir>/.lock` for the whole grid (each cell's run then
+holds its own). The OS releases it when the process ends, however it ends (a crash or SIGKILL
+leaves no stale lock), so the same command can always resume. A second writer on the same
+directory, whatever its command, is refused at once with the holder's command and pid. Readers
+(`replay`, `view`, `cache`) never take it and never write into the directory.
 
 `flock` rather than `fcntl` record locks: a record lock is dropped when *any* descriptor of the
 file closes in the process, `flock` only when this one does.
@@ -30,7 +31,7 @@ class RunLock:
         self.path = path
 
     @classmethod
-    def acquire(cls, directory: Path) -> RunLock:
+    def acquire(cls, directory: Path, command: str = "train") -> RunLock:
         path = directory / LOCK_FILE
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -40,10 +41,11 @@ class RunLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = _holder(fd)
+            pid, holder = _holder(fd)
             os.close(fd)
             raise RunLocked(
-                f"{directory}: another `stratune train` (pid {holder}) is writing this run; "
+                f"{directory}: another `stratune {holder}` (pid {pid}) is writing this "
+                f"{'grid' if holder == 'grid' else 'run'}; "
                 "wait for it to finish, or choose another --out"
             ) from None
         except BaseException:
@@ -51,7 +53,7 @@ class RunLock:
             raise
         try:
             os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            os.pwrite(fd, f"{os.getpid()} {command}\n".encode("ascii"), 0)
         except OSError:
             os.close(fd)  # a full disk: the caller reports it, and no lock is left held
             raise
@@ -76,12 +78,12 @@ class RunLock:
         self.release()
 
 
-def _holder(fd: int, attempts: int = 20) -> str:
-    """The pid the holder wrote; it writes it right after locking, so wait briefly for it."""
+def _holder(fd: int, attempts: int = 20) -> tuple[str, str]:
+    """The pid and command the holder wrote; it writes them right after locking, so wait
+    briefly for them."""
     for _ in range(attempts):
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        if text.isdigit():
-            return text
+        pid, _, command = os.pread(fd, 64, 0).decode("ascii", "replace").strip().partition(" ")
+        if pid.isdigit():
+            return pid, command or "train"
         time.sleep(0.01)
-    return "unknown"
-
+    return "unknown", "command"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 from types import MappingProxyType
 
 from attrs import field, frozen
@@ -20,7 +21,9 @@ from llm_cache.backends import Backend, backend_for
 from llm_cache.records import Role
 from llm_cache.spec import parse_spec
 from replay.agent_skill import WithInitialSkill, read_skill_folder
+from replay.redact import public_spec
 from replay.serde import TaskSpec
+from stratune_core.errors import ConfigError
 from stratune_core.task import Task
 
 
@@ -84,7 +87,28 @@ def build_backend(spec: str) -> Backend:
     return backend_for(spec)
 
 
+def check_buildable(spec: str) -> None:
+    """What a backend only finds out at its first call, checked before a run directory is
+    made: a local model's GGUF file and the llama.cpp package it runs on."""
+    if _kind(spec) is not None:
+        return
+    parsed = parse_spec(spec)
+    if parsed.provider != "llamacpp":
+        return
+    from replay.local_model import llama_cpp_installed
+
+    if not llama_cpp_installed():
+        raise ConfigError(f"model spec {public_spec(spec)!r}: local models need "
+                          "llama-cpp-python: pip install 'stratune[local]'")
+    path = Path(parsed.model).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"model spec {public_spec(spec)!r}: GGUF file {path} not found; fix "
+                          "the path")
+
+
 def backends(target: str, optimizer: str) -> dict[Role, Backend]:
+    for spec in (target, optimizer):
+        check_buildable(spec)
     return {Role.TARGET: build_backend(target), Role.OPTIMIZER: build_backend(optimizer)}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.selectors.scripted import ReplaySequence, recorded_strategies
 from stratune_core.task import Task
 
+MAX_BUDGET = 10**9  # target executions: far beyond any run (the paper's budgets are 6x |train|)
 PACKAGES = ("stratune", "attrs", "cattrs", "anthropic", "diskcache", "xxhash", "numpy", "rich")
 
 
@@ -59,7 +61,8 @@ def _file_layer(name: str) -> Layer:
     path = Path(name)
     try:
         data = json.loads(path.read_text(encoding="utf-8"),
-                          parse_constant=lambda name: _not_json(path, name))
+                          parse_constant=lambda name: _not_json(path, name),
+                          object_pairs_hook=lambda pairs: _unique_keys(path, pairs))
     except FileNotFoundError:
         raise ConfigError(f"--config: {path} not found") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -68,6 +71,17 @@ def _file_layer(name: str) -> Layer:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
     return Layer(where=str(path), values=data)
+
+
+def _unique_keys(path: Path, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Python's parser keeps the last of two equal keys; a file that sets a field twice is
+    refused instead of read one way or the other."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ConfigError(f"{path}: {key!r} is given twice; keep one")
+        data[key] = value
+    return data
 
 
 def _not_json(path: Path, name: str) -> Any:
@@ -82,12 +96,30 @@ def build_config(options: RunOptions, task: Task | None = None) -> Config:
     `task` is the loaded task when the caller has it (else it is loaded here for its preset)."""
     if task is None:
         task = load_task(options.task, data_dir=options.data_dir)
-    layers = [task_layer(task.info, options.profile), *user_layers(options)]
-    config = layer_config(options.profile, layers).config.replace(
+    given = user_layers(options)
+    layered = layer_config(options.profile, [task_layer(task.info, options.profile), *given])
+    check_sizes(layered.config, len(task.split("train")), layered.origins,
+                {layer.where for layer in given})
+    config = layered.config.replace(
         target_model=canonical_model(options.target),
         optimizer_model=canonical_model(options.optimizer),
     )
     return with_recorded_sequence(config)
+
+
+def check_sizes(config: Config, n_train: int, origins: Mapping[str, str],
+                given: set[str]) -> None:
+    """Sizes no run can use, refused before anything is made: a budget beyond `MAX_BUDGET`
+    target executions, and more batches than training samples when the user asked for them (a
+    task's preset may ask for more; the run then makes one batch per sample)."""
+    budget = config.budget if config.budget is not None else config.budget_multiplier * n_train
+    if budget > MAX_BUDGET:
+        where = origins.get("budget" if config.budget is not None else "budget_multiplier", "")
+        raise ConfigError(f"budget: {budget:.4g} target executions ({where}) is more than any "
+                          f"run can spend; give at most {MAX_BUDGET:.0e}, e.g. --budget 6x")
+    if config.n_batches > n_train and origins.get("n_batches") in given:
+        raise ConfigError(f"n_batches: {config.n_batches} batches ({origins['n_batches']}) but "
+                          f"the task has {n_train} training samples; give at most {n_train}")
 
 
 def user_layers(options: RunOptions, *, models: bool = False) -> list[Layer]:
@@ -111,8 +143,12 @@ def with_recorded_sequence(config: Config) -> Config:
         return config
     from replay.trace import RunDir
 
+    source = RunDir.at(selector.trace)
+    if not source.exists():
+        raise ConfigError(f"selector {selector}: {source.path} holds no recorded run "
+                          "(manifest.json not found); give a run directory")
     try:
-        _, events = RunDir.at(selector.trace).read_events()
+        _, events = source.read_events()
     except TraceError as exc:
         raise ConfigError(f"selector {selector}: {exc}") from None
     rounds = sum(isinstance(e, RoundStarted) for e in events)

@@ -18,7 +18,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from llm_cache.prices import default_prices
+from llm_cache.prices import FREE, default_prices
 from llm_cache.records import Usage
 from replay.models import load_task
 from replay.options import RunOptions, user_layers
@@ -47,6 +47,26 @@ class Plan:
     optimizer_cost: float | None
     screen_quota: int  # screen_solved + screen_random
     validation_wanted: int  # |Q_v| the config asks for, before a small training set caps it
+    local_optimizer: str | None = None  # the optimizer's model id when it runs locally
+    max_unusable_rounds: int | None = None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every warning: the budget's (at most one), then a local optimizer's."""
+        found = [w for w in (self.warning, self.optimizer_warning) if w is not None]
+        return tuple(found)
+
+    @property
+    def optimizer_warning(self) -> str | None:
+        if self.local_optimizer is None:
+            return None
+        head = (f"the optimizer {self.local_optimizer} is a local model: small ones often "
+                "cannot follow the candidate format")
+        if self.max_unusable_rounds is None:
+            return (f"{head}, and max_unusable_rounds is off: the run would keep asking it to "
+                    "the end of the budget; set it (e.g. 3) or use a stronger optimizer")
+        return (f"{head}; the run stops after {self.max_unusable_rounds} rounds in a row "
+                "without a usable candidate (max_unusable_rounds); a stronger optimizer avoids it")
 
     @property
     def warning(self) -> str | None:
@@ -99,7 +119,15 @@ def make_plan(config: Config, task: Task) -> Plan:
         optimizer_cost=prices.cost(config.optimizer_model, optimizer_usage),
         screen_quota=config.screen_solved + config.screen_random,
         validation_wanted=config.validation_size(len(train)) if config.validation else 0,
+        local_optimizer=config.optimizer_model if _local(config.optimizer_model) else None,
+        max_unusable_rounds=config.max_unusable_rounds,
     )
+
+
+def _local(model: str) -> bool:
+    """A model the price table runs for free: a GGUF file in process (an OpenAI-compatible
+    server is priced by its model name, so it is not told apart from a hosted one)."""
+    return default_prices().price(model) is FREE
 
 
 def _times(usage: Usage, k: int) -> Usage:
@@ -147,8 +175,8 @@ def render_plan(plan: Plan, config: Config) -> RenderableType:
         if (rates := default_prices().describe_rates(model)) is not None:
             table.add_row("prices", f"{model}: {rates}")
     parts: list[RenderableType] = [table]
-    if plan.warning:
-        parts.append(Text(f"warning: {plan.warning}", style="bold yellow"))
+    for warning in plan.warnings:
+        parts.append(Text(f"warning: {warning}", style="bold yellow"))
     return Group(*parts)
 
 

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.text import Text
 
 from llm_cache.accounting import Accounting
+from replay.stop_notes import stop_note
 from replay.viewer import event_line
 from replay.viewer.style import operator_label, verdict_text
 from stratune_core.events import (
@@ -104,5 +105,7 @@ class TrainProgress:
         if finished is not None:
             self.console.print(f"finished ({finished.reason.value}) after {finished.rounds} "
                                f"rounds; {usage}")
+            if (note := stop_note(finished.reason)) is not None:
+                self.console.print(f"[bold yellow]warning[/]: {escape(note)}")
         self._progress.update(self._task, total=state.budget.limit, completed=state.budget.spent,
                               usage=usage)

@@ -20,7 +20,7 @@ from llm_cache.gates import StopRequested
 from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Role
 from llm_cache.store import CacheNotFound
-from replay import evaluation_dir, models, verify
+from replay import evaluation_dir, models, seal, verify
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
 from replay.method_options import fit_method
@@ -62,10 +62,11 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     manifest = new_manifest(options, config)
     manifest = attrs.evolve(manifest, target=public_spec(manifest.target),
                             optimizer=public_spec(manifest.optimizer))
-    warnings = [same_batches_warning(manifest.replay_of)]
+    warnings: list[str | None] = []
     if isinstance(options.method, StraTuneMethod):
         initial_state(config, task)  # e.g. a budget below one round
-        warnings.insert(0, make_plan(config, task).warning)
+        warnings += make_plan(config, task).warnings
+    warnings.append(same_batches_warning(manifest.replay_of))
     for warning in warnings:
         if warning is not None:
             console.print(f"[bold yellow]warning[/]: {escape(warning)}")
@@ -114,6 +115,7 @@ class _Session:
             llm.close()
         if code == EXIT_OK:
             _checkpoint(self.run_dir)
+            seal.seal_finished(self.run_dir)
         return code
 
     def _record(self, task: Task, llm: CachedLLM, previous: Manifest | None) -> int:
@@ -197,8 +199,9 @@ def _close(writer: TraceWriter) -> None:
 
 def _previous_run(run_dir: RunDir, manifest: Manifest) -> Manifest | None:
     """The run already in the directory, if it is this one. A different run is refused unless
-    it spent nothing (no events, no cached call): a command that failed before its first
-    call, such as one with too small a budget, does not block the corrected command."""
+    it never paid a call (no cached call, no batch submitted): a command that failed at its
+    first call, such as one naming a model that cannot answer, does not block the corrected
+    command; what it wrote is discarded."""
     if not run_dir.exists():
         return None
     recorded = run_dir.read_manifest()
@@ -207,7 +210,9 @@ def _previous_run(run_dir: RunDir, manifest: Manifest) -> Manifest | None:
     differing = sorted(k for k in wanted if held.get(k) != wanted[k])
     if not differing:
         return recorded
-    if not run_dir.read_lines() and _cached_calls(run_dir) == 0:
+    journal = run_dir.path / JOURNAL_NAME
+    if _cached_calls(run_dir) == 0 and not (journal.is_file() and journal.stat().st_size):
+        run_dir.discard_unpaid()
         return None
     check_prompt_version(recorded, where=str(run_dir.manifest))
     extra = ""

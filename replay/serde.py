@@ -33,6 +33,7 @@ from stratune_core.serde import make_converter, one_line
 FORMAT_VERSION = 1
 TEXT_BLOB = "text_blob"
 LEGACY_PROMPT_VERSION = "1"  # manifests written before the field existed
+RULES_ADDED_LATER = ("max_unusable_rounds",)  # Config fields whose absence means "off"
 
 
 class TraceError(StraTuneError):
@@ -162,6 +163,22 @@ class ReplayOrigin:
 
 
 @frozen(kw_only=True)
+class FileDigest:
+    name: str  # a file of the run directory, relative to it
+    digest: str  # xxh3_128 of its bytes
+
+
+@frozen(kw_only=True)
+class Seal:
+    """Digests recorded when a run finishes: of the manifest itself (without its seal) and of
+    each file `view`, `compare` and `evaluate` read that the replay cannot recompute whole
+    (costs, the batch journal, the grid coordinates, the raw bytes of the event log)."""
+
+    manifest: str
+    files: tuple[FileDigest, ...] = field(default=(), converter=tuple)
+
+
+@frozen(kw_only=True)
 class Manifest:
     format: int = FORMAT_VERSION
     task: TaskSpec
@@ -185,6 +202,7 @@ class Manifest:
     event_digest: str = ""
     finished: bool = False
     final_id: str | None = None
+    seal: Seal | None = None  # None: the run has not finished, or was recorded before seals
 
     def run_identity(self) -> dict[str, Any]:
         """What must agree for a rerun to be a resume of the same run."""
@@ -213,6 +231,10 @@ def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
             "record the run again with this version of stratune"
         )
     data.setdefault("prompt_version", LEGACY_PROMPT_VERSION)
+    if isinstance(data.get("config"), dict):
+        # a run recorded before a stop rule existed ran without it
+        for name in RULES_ADDED_LATER:
+            data["config"].setdefault(name, None)
     try:
         manifest = trace_converter().structure(data, Manifest)
     except Exception as exc:

@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from attrs import frozen
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.text import Text
 
+from replay import seal
 from replay.serde import Manifest
 from replay.trace import RunDir
 from replay.viewer import build_view, candidate_detail, round_detail, summary
@@ -32,6 +34,7 @@ class LoadedRun:
     @property
     def is_baseline(self) -> bool:
         return self.manifest is not None and not isinstance(self.manifest.method, StraTuneMethod)
+    check: seal.Status | None = None
 
 
 def load_run(path: str | Path) -> LoadedRun:
@@ -40,7 +43,14 @@ def load_run(path: str | Path) -> LoadedRun:
     _, events = run_dir.read_events()
     return LoadedRun(view=build_view(events), manifest=manifest,
                      usage=run_dir.read_json(run_dir.usage),
-                     evaluation=run_dir.read_json(run_dir.evaluation), events=tuple(events))
+                     evaluation=run_dir.read_json(run_dir.evaluation), events=tuple(events),
+                     check=seal.status(path))
+
+
+def check_line(status: seal.Status) -> Text:
+    style = {seal.Integrity.INTACT: "green", seal.Integrity.ALTERED: "bold red",
+             seal.Integrity.UNSEALED: "yellow"}[status.integrity]
+    return Text.assemble(("check ", "bold"), (status.detail, style))
 
 
 def renderable(run: LoadedRun, *, round_number: int | None = None,
@@ -61,8 +71,10 @@ def renderable(run: LoadedRun, *, round_number: int | None = None,
         assert found_c is not None
         return candidate_detail(run.view, found_c, full_text=True)
     if run.is_baseline:
-        return method_summary(run.events, run.view, run.manifest, run.usage, run.evaluation)
-    return summary(run.view, run.manifest, run.usage, run.evaluation)
+        picture = method_summary(run.events, run.view, run.manifest, run.usage, run.evaluation)
+    else:
+        picture = summary(run.view, run.manifest, run.usage, run.evaluation)
+    return picture if run.check is None else Group(check_line(run.check), picture)
 
 
 def show(picture: RenderableType, console: Console, *, export: str | None = None,

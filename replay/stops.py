@@ -15,6 +15,7 @@ continues the run; the finished run is identical to an uninterrupted one.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -48,8 +49,8 @@ def parse_duration(text: str, *, flag: str = "--timeout") -> float:
             raise ConfigError(f"{flag}: {text!r} is not a duration; write e.g. 90s, 30m, 2h or "
                               "1h30m") from None
         seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    if seconds <= 0:
-        raise ConfigError(f"{flag}: {text!r} must be longer than zero")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigError(f"{flag}: {text!r} must be a finite duration longer than zero")
     return seconds
 
 
@@ -58,8 +59,8 @@ def parse_cost(text: str, *, flag: str = "--max-cost") -> float:
         value = float(text.strip().lstrip("$"))
     except ValueError:
         raise ConfigError(f"{flag}: {text!r} is not an amount in USD, e.g. 25 or 2.50") from None
-    if value <= 0:
-        raise ConfigError(f"{flag}: {text!r} must be more than zero")
+    if not math.isfinite(value) or value <= 0:  # NaN compares false with everything
+        raise ConfigError(f"{flag}: {text!r} must be a finite amount above zero")
     return value
 
 

@@ -44,6 +44,8 @@ CACHE = "cache"
 USAGE = "usage.json"
 FINAL_SKILL = "final_skill.txt"
 EVALUATION = "evaluation.json"
+CELL_FILE = "grid_cell.json"  # a grid cell's coordinates, for `compare`
+GRID_FILE = "grid.toml"  # the copy `stratune grid` keeps in its directory: a grid, not a run
 
 
 @frozen
@@ -88,16 +90,32 @@ class RunDir:
     def exists(self) -> bool:
         return self.manifest.is_file()
 
+    def holds_grid(self) -> bool:
+        return (self.path / GRID_FILE).is_file()
+
     def prepare(self) -> None:
         """Create the directory for `train`; a path that cannot hold a run is a one-line error."""
         if self.path.exists() and not self.path.is_dir():
             raise StraTuneError(f"--out {self.path}: is a file, not a directory; give a run "
                                 "directory (it is created if missing)")
+        if self.holds_grid():
+            raise StraTuneError(f"--out {self.path}: is a grid directory ({GRID_FILE}); give "
+                                "the run a directory of its own")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StraTuneError(f"--out {self.path}: cannot create the run directory "
                                 f"({exc.strerror}); choose a writable place") from None
+
+    def discard_unpaid(self) -> None:
+        """Forget a run that never paid a call before another run starts here: its events and
+        skill texts would otherwise mix with the new run's."""
+        for path in (self.events, self.usage, self.evaluation, self.final_skill):
+            path.unlink(missing_ok=True)
+        if self.blobs.is_dir():
+            for blob in self.blobs.iterdir():
+                blob.unlink()
+            self.blobs.rmdir()
 
     # ---- reading --------------------------------------------------------------------------
 

@@ -1,153 +1,56 @@
 """`stratune replay`: recompute a recorded run strictly offline and check the whole trace against
-it. Besides the event log (line by line, then the digest), each stored file is checked; each
-check returns None, or one line naming the first mismatch:
+it. Besides the event log (line by line, then the digest), each stored file is checked
+(`replay/file_checks.py`); each check returns None, or one line naming the first mismatch:
 
 - blobs/: every file is `<id>.txt.gz`, decompresses, and its text hashes to `<id>`; every skill
   the recomputed run added is there;
 - final_skill.txt and the manifest's final id equal the recomputed run's final skill;
 - usage.json: calls and tokens per call kind and model equal the recomputed run's (which call
   was paid and which came from the cache depends on the recording's history and is not checked);
-- evaluation.json: the test scores, recomputed from the cache.
+- evaluation.json: the test scores and solved counts, recomputed from the cache;
+- events.jsonl's bytes: LF line ends and no partial line; the manifest's model specs name the
+  models of the recorded calls;
+- everything else the seal recorded when the run finished (`replay/seal.py`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import attrs
 from rich.console import Console
 from rich.markup import escape
 
-from llm_cache.accounting import Accounting
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMError
 from llm_cache.modes import Mode
 from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Request, Response
 from llm_cache.store import CacheNotFound
-from replay import models
+from replay import models, seal
 from replay.agent_skill import OUT_DIR as SKILL_OUT
 from replay.agent_skill import check_learned
 from replay.evaluate import score_skill
+from replay.file_checks import (
+    added_blobs,
+    evaluation,
+    event_bytes,
+    final_skill,
+    model_specs,
+    stored_blobs,
+    usage,
+)
 from replay.redact import scrub
-from replay.serde import Manifest, TraceError, check_prompt_version, digest_of, event_to_line
+from replay.serde import TraceError, check_prompt_version, digest_of, event_to_line
 from replay.trace import RunDir
 from stratune_core.config import Config
 from stratune_core.events import RunFinished, SkillAdded
 from stratune_core.methods.registry import iterate_method
 from stratune_core.task import Task
 
-BLOB_SUFFIX = ".txt.gz"
 EXIT_OK = 0
 EXIT_FAILED = 1
-
-
-def stored_blobs(run_dir: RunDir) -> str | None:
-    if not run_dir.blobs.is_dir():
-        return f"{run_dir.blobs}: missing; the trace carries no skill texts"
-    for path in sorted(run_dir.blobs.iterdir()):
-        if not path.name.endswith(BLOB_SUFFIX):
-            return f"{path}: not a skill blob (expected <id>{BLOB_SUFFIX}); remove it"
-        try:
-            run_dir.read_blob(path.name.removesuffix(BLOB_SUFFIX))
-        except TraceError as exc:
-            return str(exc)
-    return None
-
-
-def added_blobs(run_dir: RunDir, skill_ids: Iterable[str]) -> str | None:
-    """Each skill the run added has its blob, and every blob is a skill of the run."""
-    wanted = set(skill_ids)
-    for skill_id in sorted(wanted):
-        if not run_dir.blob(skill_id).is_file():
-            return f"{run_dir.blob(skill_id)}: missing; the recomputed run adds skill {skill_id}"
-    for path in sorted(run_dir.blobs.iterdir()):
-        if path.name.removesuffix(BLOB_SUFFIX) not in wanted:
-            return f"{path}: a skill text the recomputed run never adds; it was put there"
-    return None
-
-
-def final_skill(run_dir: RunDir, manifest: Manifest, final_id: str, text: str) -> str | None:
-    if manifest.final_id != final_id:
-        return (f"{run_dir.manifest}: final_id {manifest.final_id} but the recomputed run ends "
-                f"with skill {final_id}")
-    path = run_dir.final_skill
-    try:
-        stored = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return f"{path}: missing; the recomputed final skill is {final_id}"
-    except UnicodeDecodeError:
-        return f"{path}: not UTF-8; it was edited"
-    if stored != text:
-        line = _first_different_line(stored, text)
-        return (f"{path}: differs from the recomputed final skill {final_id} at line {line} "
-                "(the file was edited)")
-    return None
-
-
-def _first_different_line(a: str, b: str) -> int:
-    left, right = a.split("\n"), b.split("\n")
-    for i, (x, y) in enumerate(zip(left, right, strict=False), start=1):
-        if x != y:
-            return i
-    return min(len(left), len(right)) + 1
-
-
-def usage(run_dir: RunDir, recomputed: Accounting) -> str | None:
-    recorded = _read(run_dir, run_dir.usage)
-    if recorded is None:
-        return f"{run_dir.usage}: missing; a finished run records its usage"
-    try:
-        rows = {(row["kind"], row["model"]): row for row in recorded["rows"]}
-        totals = {key: (int(row["calls"]), _tokens(row["usage"]) + _tokens(row["cached_usage"]))
-                  for key, row in rows.items()}
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return f"{run_dir.usage}: not the usage table stratune writes; it was edited"
-    wanted: dict[tuple[str, str], tuple[int, int]] = {}
-    for row in recomputed.rows:
-        assert row.kind is not None
-        if row.kind is CallKind.TEST_EVALUATION and not any(
-                kind == row.kind.value for kind, _ in totals):
-            continue  # recorded before test-split calls were counted in usage.json
-        wanted[(row.kind.value, row.model)] = (row.calls, row.usage.total + row.cached_usage.total)
-    for key in sorted(set(wanted) | set(totals)):
-        got, want = totals.get(key, (0, 0)), wanted.get(key, (0, 0))
-        if got != want:
-            return (f"{run_dir.usage}: {key[0]} calls to {key[1]}: recorded {got[0]} calls, "
-                    f"{got[1]} tokens; recomputed {want[0]} calls, {want[1]} tokens")
-    return None
-
-
-def _tokens(usage: Mapping[str, Any]) -> int:
-    return sum(int(usage[k]) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
-                                       "cache_write_tokens"))
-
-
-def evaluation(run_dir: RunDir, scores: Mapping[str, float], n: int) -> str | None:
-    recorded = _read(run_dir, run_dir.evaluation)
-    if recorded is None:
-        return None
-    try:
-        stored = {str(k): float(v) for k, v in recorded["scores"].items()}
-        stored_n = int(recorded["n"])
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return f"{run_dir.evaluation}: not the evaluation stratune writes; it was edited"
-    if stored_n != n:
-        return f"{run_dir.evaluation}: n is {stored_n}, the split has {n} samples"
-    for skill_id in sorted(set(stored) | set(scores)):
-        if stored.get(skill_id) != scores.get(skill_id):
-            return (f"{run_dir.evaluation}: score of {skill_id}: recorded "
-                    f"{stored.get(skill_id)}, recomputed {scores.get(skill_id)}")
-    return None
-
-
-def _read(run_dir: RunDir, path: Any) -> Any:
-    try:
-        return run_dir.read_json(path)
-    except (TraceError, UnicodeDecodeError):
-        return {}
 
 
 # ---- the event log ----------------------------------------------------------------------------
@@ -208,7 +111,7 @@ def replay(path: str, console: Console) -> int:
         raise TraceError(f"{run_dir.manifest}: the run did not finish; resume it with "
                          "`stratune train` (same command) before replaying")
     recorded = run_dir.read_lines()
-    problem = stored_blobs(run_dir)
+    problem = event_bytes(run_dir) or stored_blobs(run_dir) or model_specs(run_dir, manifest)
     if problem is not None:
         return failed(console, problem)
     task = models.load_task(manifest.task)
@@ -243,8 +146,14 @@ def replay(path: str, console: Console) -> int:
     if digest != manifest.event_digest or manifest.events != n:
         return failed(console, f"{run_dir.manifest}: records {manifest.events} events with "
                        f"digest {manifest.event_digest}; the events are {n} and hash to {digest}")
-    console.print(f"[green]replay OK[/]: {n} events recomputed offline; digest {digest} matches",
-                  soft_wrap=True)
+    problem = seal.check(run_dir)
+    if problem is not None:
+        return failed(console, problem)
+    note = ("; every other file matches the run's seal" if manifest.seal is not None else
+            "; recorded before runs were sealed: the manifest's other fields and usage.json's "
+            "costs are not covered")
+    console.print(f"[green]replay OK[/]: {n} events recomputed offline; digest {digest} "
+                  f"matches{note}", soft_wrap=True)
     return EXIT_OK
 
 
@@ -260,17 +169,17 @@ def _evaluation(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config,
             "stratune writes; it was edited"
     split = str(recorded.get("split", "test"))
     counted = Labelled(llm, CallKind.TEST_EVALUATION)
-    scores, n = {}, 0
+    scores, solved, n = {}, {}, 0
     for skill_id in recorded["scores"]:
         try:
             text = run_dir.read_blob(str(skill_id))
         except TraceError as exc:
             return f"{run_dir.evaluation}: {exc}"
         result = score_skill(task, text, counted, config.target_model, split=split)
-        scores[str(skill_id)], n = result.mean, result.n
+        scores[str(skill_id)], solved[str(skill_id)], n = result.mean, result.solved, result.n
     if final_id not in scores:
         return f"{run_dir.evaluation}: holds no score for the final skill {final_id}"
-    return evaluation(run_dir, scores, n)
+    return evaluation(run_dir, scores, n, solved)
 
 
 def replay_llm(run_dir: RunDir) -> CachedLLM:

@@ -69,6 +69,10 @@ class Config:
     # strategies on batches in another order (paper §4.1) while everything else keeps the seed
     batch_order_seed: int | None = _int(None, 0)
     max_rounds: int | None = _int(None, 1)
+    # stop after this many consecutive rounds in which every candidate the optimizer wrote was
+    # refused before evaluation (unparseable, a patch that does not apply, ...): an optimizer
+    # that cannot follow the format. None: never (what runs recorded before the rule read as)
+    max_unusable_rounds: int | None = _int(3, 1, none=True)
 
     # --- candidate evaluation (App. B) ------------------------------------------------------
     eps0: float | None = _float(None, number(0.0, 1.0, optional=True))  # None: the task's floor

@@ -52,6 +52,7 @@ class State:
     accepted_per_epoch: tuple[int, ...] = field(default=(), converter=tuple)
     selector_memory: Hashable = None  # what the configured selector keeps between rounds
     idle_rounds: int = 0  # consecutive rounds that executed nothing new
+    unusable_rounds: int = 0  # consecutive rounds whose every candidate was refused unevaluated
     last_i2_submission: int | None = None  # the round I2 last submitted a draft for evaluation
     first_round: int = 0  # the first round that may write candidates (after a warm-up)
     # released code: how often each sample served in screening sets, and candidates whose

@@ -12,9 +12,16 @@ import numpy as np
 
 from stratune_core.config import Config
 from stratune_core.context import Env
-from stratune_core.enums import Purpose, SkipReason, StopReason
+from stratune_core.enums import Purpose, Reason, SkipReason, StopReason
 from stratune_core.errors import CoreInvariantError
-from stratune_core.events import BatchExecuted, Event, RoundSkipped, RoundStarted
+from stratune_core.events import (
+    BatchExecuted,
+    CandidateGenerated,
+    CandidateInvalid,
+    Event,
+    RoundSkipped,
+    RoundStarted,
+)
 from stratune_core.events_released import EarlyStopWaived
 from stratune_core.execute import execute_groups
 from stratune_core.feedback import build_feedback
@@ -63,6 +70,8 @@ def stop_reason(state: State, env: Env) -> StopReason | None:
         return StopReason.MAX_EPOCHS
     if early_stop(state, cfg) == (True, False):
         return StopReason.EARLY_STOP
+    if cfg.max_unusable_rounds is not None and state.unusable_rounds >= cfg.max_unusable_rounds:
+        return StopReason.NO_USABLE_CANDIDATES
     if state.idle_rounds >= n_q:
         return StopReason.NO_PROGRESS
     if not state.budget.fits(next_round_cost(state, env)):
@@ -142,7 +151,25 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
     if choice is not None:
         state, evs = RUNNERS[choice.strategy](state, env, rng, choice)
         events.extend(evs)
+        state = state.evolve(unusable_rounds=unusable_rounds_after(state.unusable_rounds, evs))
     return _close(state, spent_before, events)
+
+
+# Refusals that say nothing about the optimizer following the format: it wrote a well-formed
+# candidate that happened to change nothing, or to repeat an earlier one.
+_WELL_FORMED = frozenset({Reason.DUPLICATE, Reason.UNCHANGED})
+
+
+def unusable_rounds_after(count: int, events: tuple[Event, ...]) -> int:
+    """Consecutive rounds without a usable candidate, after this round's strategy `events`: a
+    candidate generated resets the count; a round whose candidates were all refused for their
+    form or content adds one; any other round leaves it."""
+    if any(isinstance(e, CandidateGenerated) for e in events):
+        return 0
+    refused = [e for e in events if isinstance(e, CandidateInvalid)]
+    if refused and all(e.reason not in _WELL_FORMED for e in refused):
+        return count + 1
+    return count
 
 
 def _close(state: State, spent_before: int, events: list[Event]) -> tuple[State, tuple[Event, ...]]:

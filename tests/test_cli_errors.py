@@ -176,7 +176,117 @@ CASES: dict[str, Case] = {
     "view round 0": lambda tmp, run: (["view", str(run), "--round", "0"], ("--round 0",)),
     "unknown subcommand flag": lambda tmp, run: (["view", str(run), "--colour"],
                                                  ("--colour",)),
+    # model spec options (a zero concurrency never sends a call; a timeout <= 0 fails them all)
+    "target ?concurrency=0": lambda tmp, run: (
+        ["plan", "--task", "toy", "--target", "anthropic:claude-haiku-4-5?concurrency=0",
+         "--optimizer", "scripted:toy-optimizer"], ("concurrency=", ">= 1")),
+    "optimizer ?concurrency=0": lambda tmp, run: (
+        ["plan", *TRAIN[1:5], "--optimizer", "anthropic:claude-sonnet-4-6?concurrency=0"],
+        ("claude-sonnet-4-6", "concurrency=")),
+    "evaluate ?concurrency=0": lambda tmp, run: (  # a closed local port: never the network
+        ["evaluate", "--skill", str(run / "final_skill.txt"), "--task", "toy", "--target",
+         "openai:m@http://127.0.0.1:9/v1?concurrency=0&max_retries=0", "--out", str(tmp / "o")],
+        ("concurrency=",)),
+    "?timeout=0": lambda tmp, run: (
+        ["plan", "--task", "toy", "--target", "anthropic:claude-haiku-4-5?timeout=0",
+         "--optimizer", "scripted:toy-optimizer"], ("timeout=", "above 0")),
+    "?timeout=-1": lambda tmp, run: (
+        ["plan", "--task", "toy", "--target", "scripted:toy-target", "--optimizer",
+         "anthropic:claude-sonnet-4-6?timeout=-1"], ("timeout=",)),
+    "?connect_timeout=nan": lambda tmp, run: (
+        ["plan", "--task", "toy", "--target", "anthropic:claude-haiku-4-5?connect_timeout=nan",
+         "--optimizer", "scripted:toy-optimizer"], ("connect_timeout=",)),
+    "?max_retries=-1 with a key": lambda tmp, run: (
+        ["plan", "--task", "toy", "--target",
+         "anthropic:claude-haiku-4-5?max_retries=-1&api_key=sk-SECRET-0001", "--optimizer",
+         "scripted:toy-optimizer"], ("max_retries=",)),
+    # grid files and flags
+    "grid file binary": lambda tmp, run: (
+        ["grid", str(_write(tmp / "g.toml", bytes(range(256)) * 4)), "--out", str(tmp / "o")],
+        ("g.toml", "not UTF-8")),
+    "grid file is a directory": lambda tmp, run: (["grid", str(tmp), "--out", str(tmp / "o")],
+                                                  ("directory",)),
+    "grid --jobs -1": lambda tmp, run: (
+        ["grid", str(_grid(tmp)), "--out", str(tmp / "o"), "--jobs", "-1"], ("--jobs",)),
+    "grid --jobs 0": lambda tmp, run: (
+        ["grid", str(_grid(tmp)), "--out", str(tmp / "o"), "--jobs", "0"], ("--jobs",)),
+    "grid task path missing": lambda tmp, run: (
+        ["grid", str(_grid(tmp, task="data/missing", scorer="exact")), "--out", str(tmp / "o")],
+        ("tasks.t.task", "data/missing", "not found")),
+    "grid --mlflow bogus": lambda tmp, run: (
+        ["grid", str(_grid(tmp)), "--out", str(tmp / "o"), "--mlflow", "bogus://x"],
+        ("--mlflow", "bogus://x")),
+    # stop controls, tracking and --out
+    "--mlflow bogus": lambda tmp, run: ([*TRAIN, "--mlflow", "bogus://x", "--out",
+                                         str(tmp / "o")], ("--mlflow", "bogus://x")),
+    "--max-cost nan": lambda tmp, run: ([*TRAIN, "--max-cost", "nan", "--out", str(tmp / "o")],
+                                        ("--max-cost", "nan")),
+    "--max-cost inf": lambda tmp, run: ([*TRAIN, "--max-cost", "inf", "--out", str(tmp / "o")],
+                                        ("--max-cost",)),
+    "--timeout nan": lambda tmp, run: ([*TRAIN, "--timeout", "nan", "--out", str(tmp / "o")],
+                                       ("--timeout",)),
+    "--out empty": lambda tmp, run: ([*TRAIN, "--out", ""], ("--out", "empty")),
+    "--out blank": lambda tmp, run: ([*TRAIN, "--out", "  "], ("--out",)),
+    "evaluate --out empty": lambda tmp, run: (
+        ["evaluate", "--skill", str(run / "final_skill.txt"), "--task", "toy", "--target",
+         "scripted:toy-target", "--out", ""], ("--out",)),
+    "grid --out empty": lambda tmp, run: (["grid", str(_grid(tmp)), "--out", ""], ("--out",)),
+    # sizes no run can use
+    "budget 1e23x": lambda tmp, run: (
+        [*TRAIN, "--budget", "99999999999999999999999x", "--out", str(tmp / "o")],
+        ("budget", "more than any run")),
+    "budget 1e308x": lambda tmp, run: ([*TRAIN, "--budget", "1e308x", "--out", str(tmp / "o")],
+                                       ("budget",)),
+    "budget 10^23": lambda tmp, run: (
+        [*TRAIN, "--budget", "100000000000000000000000", "--out", str(tmp / "o")], ("budget",)),
+    "config n_batches 10^23": lambda tmp, run: (
+        [*TRAIN, "--config", str(_write(tmp / "c.json", '{"n_batches": 100000000000000000000000}')),
+         "--out", str(tmp / "o")], ("n_batches", "c.json", "training samples")),
+    "config key twice": lambda tmp, run: (
+        [*TRAIN, "--config", str(_write(tmp / "c.json", '{"seed": 1, "z": 1.0, "seed": 2}')),
+         "--out", str(tmp / "o")], ("c.json", "'seed'", "twice")),
+    "config key twice, nested": lambda tmp, run: (
+        [*TRAIN, "--config", str(_write(tmp / "c.json", '{"selector": {"a": 1, "a": 2}}')),
+         "--out", str(tmp / "o")], ("c.json", "twice")),
+    # models that cannot be built, and errors that named the wrong thing
+    "local model without the extra": lambda tmp, run: (
+        [*TRAIN[:3], "--target", "llamacpp:/nonexistent/m.gguf", *TRAIN[5:], "--out",
+         str(tmp / "o")], ("llamacpp:/nonexistent/m.gguf",)),
+    "--selector replay:/nonexistent": lambda tmp, run: (
+        [*TRAIN, "--selector", f"replay:{tmp / 'nonexistent'}", "--out", str(tmp / "o")],
+        ("nonexistent", "holds no recorded run")),
+    "evaluate --cache-dir FILE": lambda tmp, run: (
+        ["evaluate", "--skill", str(run / "final_skill.txt"), "--task", "toy", "--target",
+         "scripted:toy-target", "--cache-dir", str(_write(tmp / "f", "x"))],
+        ("--cache-dir", "is a file")),
+    "task path missing, with a scorer": lambda tmp, run: (
+        ["plan", "--task", str(tmp / "data" / "mytask"), "--scorer", "exact", *TRAIN[3:]],
+        ("mytask", "not found")),
+    # one directory, one writer: a run and a grid never share one
+    "grid on a run directory": lambda tmp, run: (
+        ["grid", str(_grid(tmp)), "--out", str(_copy(run, tmp / "o"))],
+        ("holds a training run",)),
+    "train on a grid directory": lambda tmp, run: (
+        [*TRAIN, "--out", str(_grid_dir(tmp / "o"))], ("grid directory",)),
 }
+
+
+def _grid(tmp: Path, *, task: str = "toy", scorer: str | None = None) -> Path:
+    scored = f"scorer = '{scorer}'\n" if scorer else ""
+    return _write(tmp / "grid.toml", f"seeds = 1\n[tasks.t]\ntask = '{task}'\n{scored}"
+                  "[pairs.p]\ntarget = 'scripted:toy-target'\n"
+                  "optimizer = 'scripted:toy-optimizer'\n[ablations]\nfull = {}\n")
+
+
+def _copy(run: Path, to: Path) -> Path:
+    shutil.copytree(run, to)
+    return to
+
+
+def _grid_dir(path: Path) -> Path:
+    path.mkdir()
+    _write(path / "grid.toml", "seeds = 1\n")
+    return path
 
 
 def _write(path: Path, content: str | bytes) -> Path:
@@ -184,13 +294,30 @@ def _write(path: Path, content: str | bytes) -> Path:
     return path
 
 
+# Cases refused about the directory they were given, which exists beforehand (and may get its
+# lock file).
+KEEPS_OUT = ("grid on a run directory", "train on a grid directory",
+             "cache.db header damaged: train")
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_input_is_one_line_and_exit_2(run, tmp_path, capsys, name):
     argv, names = CASES[name](tmp_path, run)
+    before = sorted(p.name for p in tmp_path.iterdir())
     with _cwd(tmp_path):
         said = _refused(capsys, argv, *names)
     assert "sk-SECRET-0001" not in said
+    if name in KEEPS_OUT:
+        return
     assert not (tmp_path / "o").exists()  # refused before the run directory was made
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nor anything else
+
+
+def test_bad_input_count():
+    """The closing note's figure: named bad inputs tried through the command (each is refused
+    in one line with exit 2 by the test above)."""
+    assert len(CASES) >= 62
+    print(f"named bad inputs tried: {len(CASES)}")
 
 
 def test_out_on_a_read_only_file_system(tmp_path, capsys):

@@ -81,9 +81,10 @@ def test_the_llama_cpp_install_hint_keeps_its_brackets(tmp_path, capsys, monkeyp
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # as if the extra were not installed
     code = main(["train", "--task", "toy", "--target", "llamacpp:models/none.gguf",
                  "--optimizer", "scripted:toy-optimizer", "--out", str(tmp_path / "run")])
-    said = " ".join(capsys.readouterr().out.split())
-    assert code == 1
+    said = " ".join(capsys.readouterr().err.split())
+    assert code == 2
     assert "pip install 'stratune[local]'" in said
+    assert not (tmp_path / "run").exists()  # refused before the run directory was made
 
 
 def test_replay_advice_names_a_real_command(tmp_path, capsys):

@@ -152,5 +152,5 @@ def test_unknown_backend_options_are_spec_errors():
 
     with pytest.raises(SpecError, match="bad option"):
         backend_for("anthropic:claude-haiku-4-5?colour=blue")
-    with pytest.raises(SpecError, match="bad option"):
+    with pytest.raises(SpecError, match="threads='two' must be a whole number"):
         backend_for("llamacpp:x.gguf?threads=two")

@@ -46,3 +46,38 @@ def test_a_local_model_mode_change_is_a_different_run():
     reset = _manifest("llamacpp:m.gguf?mode=reset", optimizer="llamacpp:o.gguf?mode=reset")
     snapshot = _manifest("llamacpp:m.gguf?mode=snapshot", optimizer="llamacpp:o.gguf?mode=reset")
     assert reset.run_identity() != snapshot.run_identity()
+
+
+def test_a_run_that_never_paid_a_call_may_restart_with_other_models(tmp_path):
+    """A first call that fails (a model that cannot answer) leaves a run directory with a
+    manifest and its first events but nothing paid: the command with other models runs there,
+    and the result replays as if the failed attempt had never been."""
+    import io
+
+    from rich.console import Console
+
+    from llm_cache.backends.function import FunctionBackend
+    from llm_cache.errors import LLMFatalError
+    from llm_cache.records import Role
+    from replay import models, runner
+    from replay.options import RunOptions
+    from replay.train_hooks import TrainHooks
+    from tests.support.cli import main, toy_extensions
+    from tests.support.toy import ToyOptimizer
+
+    def unreachable(_request: object) -> object:
+        raise LLMFatalError("the model cannot be reached")
+
+    out = tmp_path / "run"
+    broken = RunOptions(task=TaskSpec(spec="toy", limit=24), target="scripted:broken-target",
+                        optimizer="scripted:toy-optimizer")
+    hooks = TrainHooks(backends={Role.TARGET: FunctionBackend(unreachable, name="broken"),
+                                 Role.OPTIMIZER: FunctionBackend(ToyOptimizer(), name="opt")})
+    console = Console(file=io.StringIO())
+    with models.using(toy_extensions()):
+        assert runner.train(broken, str(out), console, hooks=hooks) == runner.EXIT_FAILED
+    assert (out / "manifest.json").is_file() and (out / "events.jsonl").read_text()
+    fixed = ["train", "--task", "toy", "--limit", "24", "--target", "scripted:toy-target",
+             "--optimizer", "scripted:toy-optimizer", "--out", str(out)]
+    assert main(fixed) == 0
+    assert main(["replay", str(out)]) == 0

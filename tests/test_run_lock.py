@@ -136,5 +136,83 @@ def test_an_interrupted_rerun_of_a_finished_run_leaves_it_finished(tmp_path):
     missing = stratune("replay", str(out))  # honest: the calls forgotten above are missing
     assert missing.returncode == 1 and "not in" in missing.stdout
     assert stratune(*TRAIN, "--out", str(out)).returncode == 0
-    assert (out / "manifest.json").read_text() == manifest  # the same run, recorded again
+    # the same run, recorded again; the seal covers the new usage.json (this sitting paid)
+    assert _unsealed((out / "manifest.json").read_text()) == _unsealed(manifest)
     assert stratune("replay", str(out)).returncode == 0
+
+
+def _unsealed(text: str) -> dict:
+    data = json.loads(text)
+    data.pop("seal")
+    return data
+
+
+def test_the_lock_names_the_command_that_holds_it(tmp_path):
+    held = RunLock.acquire(tmp_path, "grid")
+    try:
+        with pytest.raises(RunLocked, match=r"another `stratune grid` \(pid \d+\) is writing "
+                                             "this grid"):
+            RunLock.acquire(tmp_path)
+    finally:
+        held.release()
+
+
+def _grid_file(path: Path) -> Path:
+    path.write_text("seeds = [3]\n[tasks.t]\ntask = 'toy'\n[pairs.p]\ntarget = "
+                    "'scripted:toy-target'\noptimizer = 'scripted:toy-optimizer'\n"
+                    "[ablations]\nfull = {}\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("first", ["train", "grid"])
+def test_train_and_grid_on_one_directory_never_both_run(tmp_path, capsys, first):
+    """Whichever starts first holds the directory; the other is refused at once with exit 2
+    and one line, and the first then finishes as if alone."""
+    from tests.support.cli import main
+
+    out, hold = tmp_path / "out", tmp_path / "hold"
+    hold.write_text("")
+    grid = _grid_file(tmp_path / "grid.toml")
+    argv = {"train": [*TRAIN, "--out", str(out)], "grid": ["grid", str(grid), "--out", str(out)]}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100",
+           "STRATUNE_TEST_HOLD": str(hold), "STRATUNE_TEST_HOLD_AT": "2"}
+    holder = subprocess.Popen([sys.executable, "-m", "tests.support.cli", *argv[first]],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        _wait_for(hold.with_name("hold.waiting"))
+        second = "grid" if first == "train" else "train"
+        assert main(argv[second]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and ("holds a training run" in err if first == "train"
+                                         else "grid directory" in err), err
+        hold.unlink()
+        _, err = holder.communicate(timeout=120)
+        assert holder.returncode == 0, err
+    finally:
+        hold.unlink(missing_ok=True)
+        if holder.poll() is None:
+            holder.kill()
+    manifests = sorted(str(p.relative_to(out)) for p in out.rglob("manifest.json")
+                       if "cache" not in p.parts)
+    assert manifests == (["manifest.json"] if first == "train" else ["t/p/full/seed3/manifest.json"])
+
+
+def test_a_directory_held_by_one_command_refuses_the_other(tmp_path, capsys):
+    """The lock itself, whatever else the directory holds yet: a grid is refused a directory a
+    train holds, and a train one a grid holds."""
+    from tests.support.cli import main
+
+    out = tmp_path / "out"
+    out.mkdir()
+    grid = _grid_file(tmp_path / "grid.toml")
+    for holder, argv in (("train", ["grid", str(grid), "--out", str(out)]),
+                         ("grid", [*TRAIN, "--out", str(out)])):
+        held = RunLock.acquire(out, holder)
+        try:
+            assert main(argv) == 2
+        finally:
+            held.release()
+        assert f"another `stratune {holder}`" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == [".lock"]

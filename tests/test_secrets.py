@@ -73,3 +73,29 @@ def test_a_key_given_in_the_model_spec_is_never_stored_or_printed(tmp_path):
     assert bad.returncode == 2 and "api_key=***" in bad.stderr
     for said in (done, view, replayed, bad):
         assert "SPEC-KEY" not in said.stdout + said.stderr
+
+
+def test_the_grid_keeps_its_file_with_spec_keys_masked(tmp_path):
+    """`stratune grid` keeps a copy of its grid file in the grid directory, masked as the
+    manifest is: a pair's `?api_key=` never lands there."""
+    import io
+
+    from rich.console import Console
+
+    from replay.grid.run import run_grid
+    from replay.grid.spec import load_grid
+    from tests.grid_support import OPTIMIZER, TARGET, ScriptedEnv, write_grid
+
+    spec_key = "sk-ant-GRID-KEY-1122334455"
+    grid = write_grid(tmp_path / "grid.toml", ablations="full = {}\n", seeds="[0]",
+                      extra="[defaults]\noptimizer_max_tokens=4096\n",
+                      target=f"{TARGET}?api_key={spec_key}&timeout=30",
+                      optimizer=f"{OPTIMIZER}?api_key={spec_key}")
+    root = tmp_path / "out"
+    result = run_grid(load_grid(grid), root, Console(file=io.StringIO()), env=ScriptedEnv())
+    assert result.code == 0
+    kept = (root / "grid.toml").read_text()
+    assert f'"{TARGET}?timeout=30"' in kept and f'"{OPTIMIZER}"' in kept  # as in manifests
+    assert "optimizer_max_tokens=4096" in kept  # a field named like a secret is not one
+    needles = (spec_key.encode(), b"GRID-KEY-1122334455")
+    assert _hits(root, needles) == []

@@ -8,6 +8,7 @@ that cannot be read at all (its manifest, its cache database).
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import re
@@ -18,7 +19,10 @@ from pathlib import Path
 import attrs
 import pytest
 
+from llm_cache.batch_journal import BatchJournal
 from llm_cache.store import CacheStore, StoredEntry, encode_entry
+from replay import seal
+from replay.trace import RunDir
 from stratune_core.ids import text_id
 from tests.support.cli import main, record_in_process
 from tests.support.toy import expected_answer
@@ -207,12 +211,66 @@ ALTERATIONS: dict[str, tuple[Alteration, str]] = {
     "cached entry damaged": (_cache_entry(lambda store, key: store.raw.set(key, "x\n{}")),
                              "checksum"),
     "cache header damaged": (_cache_header_damaged, "cache.db: not a readable"),
+    # what the recomputation cannot see, under the seal recorded when the run finished
+    "manifest target edited": (_json_file("manifest.json", lambda d: d.__setitem__(
+        "target", "scripted:toy-optimizer")), "manifest.json: target"),
+    "manifest optimizer edited": (_json_file("manifest.json", lambda d: d.__setitem__(
+        "optimizer", "scripted:toy-target")), "manifest.json: optimizer"),
+    "manifest target options edited": (_json_file("manifest.json", lambda d: d.__setitem__(
+        "target", "scripted:toy-target?batch=on")), "manifest.json: edited"),
+    "manifest profile edited": (_json_file("manifest.json", lambda d: d.__setitem__(
+        "profile", "released")), "manifest.json: edited"),
+    "manifest seed edited alone": (_json_file("manifest.json", _bump("seed")),
+                                   "manifest.json: edited"),
+    "git revision edited": (_json_file("manifest.json", lambda d: d.__setitem__(
+        "git_revision", "0" * 40)), "manifest.json: edited"),
+    "package version edited": (_json_file("manifest.json", lambda d: d["packages"][0].__setitem__(
+        "version", "0.0.1")), "manifest.json: edited"),
+    "config delta edited, same events": (_json_file("manifest.json", lambda d: d[
+        "config"].__setitem__("delta", d["config"]["delta"] + 1e-12)), "manifest.json: edited"),
+    "seal removed": (_json_file("manifest.json", lambda d: d.__setitem__("seal", None)),
+                     "not sealed"),
+    "seal digest edited": (_json_file("manifest.json", lambda d: d["seal"].__setitem__(
+        "manifest", "0" * 32)), "manifest.json: edited"),
+    "usage cost edited": (_json_file("usage.json", lambda d: d["total"].__setitem__(
+        "cost", 123.0)), "usage.json: edited"),
+    "usage reformatted": (_json_file("usage.json", lambda d: None), "usage.json: edited"),
+    "test solved count edited": (_json_file("evaluation.json", lambda d: d["solved"].__setitem__(
+        sorted(d["solved"])[0], d["solved"][sorted(d["solved"])[0]] + 1)), "solved count"),
+    "evaluation key added": (_json_file("evaluation.json", lambda d: d.__setitem__(
+        "note", "x")), "evaluation.json: edited"),
+    "evaluation deleted": (lambda run: (run / "evaluation.json").unlink(),
+                           "test_evaluation calls"),
+    "partial line appended": (lambda run: (run / "events.jsonl").open("ab").write(b'{"_type":'),
+                              "bytes after the last complete line"),
+    "line ends CR LF": (lambda run: (run / "events.jsonl").write_bytes(
+        (run / "events.jsonl").read_bytes().replace(b"\n", b"\r\n")), "CR LF"),
+    "line ends CR": (lambda run: (run / "events.jsonl").write_bytes(
+        (run / "events.jsonl").read_bytes().replace(b"\n", b"\r")), "CR LF"),
+    "batch journal deleted": (lambda run: (run / "batches.jsonl").unlink(),
+                              "batches.jsonl: missing"),
+    "batch journal edited": (lambda run: (run / "batches.jsonl").write_text(
+        (run / "batches.jsonl").read_text().replace("msgbatch_1", "msgbatch_2")),
+        "batches.jsonl: edited"),
+    "batch journal appended": (lambda run: (run / "batches.jsonl").open("a").write(
+        '{"event": "collected", "batch_id": "msgbatch_9"}\n'), "batches.jsonl: edited"),
+    "grid coordinates edited": (_json_file("grid_cell.json", lambda d: d.__setitem__(
+        "ablation", "i1-only")), "grid_cell.json: edited"),
 }
 
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory) -> Path:
-    return record_in_process(tmp_path_factory.mktemp("trace") / "run", test_split="test")
+    """With a batch journal and grid coordinates, as `?batch=on` and `stratune grid` leave them
+    (written before the run is sealed, so the seal covers them)."""
+    run = record_in_process(tmp_path_factory.mktemp("trace") / "run", test_split="test")
+    journal = BatchJournal(run / "batches.jsonl")
+    journal.submitted("msgbatch_1", "anthropic:claude-haiku-4-5", ["k1", "k2"])
+    journal.collected("msgbatch_1")
+    (run / "grid_cell.json").write_text(json.dumps({"ablation": "full", "id": "toy/p/full/seed0",
+                                                    "pair": "p", "seed": 0, "task": "toy"}))
+    seal.seal_finished(RunDir.at(run))
+    return run
 
 
 def _replay(run: Path, capsys) -> tuple[int, str]:
@@ -241,5 +299,58 @@ def test_each_alteration_is_detected_in_one_line(recorded, tmp_path, capsys, nam
 
 def test_alteration_count():
     """The closing note's figure: alterations tried (each is detected by the test above)."""
-    assert len(ALTERATIONS) >= 26
-    print(f"trace alterations tried: {len(ALTERATIONS)}")
+    tried = len(ALTERATIONS) + len(PUT_THERE)
+    assert tried >= 64
+    print(f"trace alterations tried: {tried}")
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory) -> Path:
+    """A sealed run with neither a batch journal nor grid coordinates."""
+    return record_in_process(tmp_path_factory.mktemp("plain") / "run")
+
+
+PUT_THERE = ("batches.jsonl", "grid_cell.json", "evaluation.json")  # after the run was sealed
+
+
+@pytest.mark.parametrize("name", PUT_THERE)
+def test_a_file_put_there_after_the_run_is_detected(plain, tmp_path, capsys, name):
+    run = tmp_path / "altered"
+    shutil.copytree(plain, run)
+    (run / name).write_text("{}\n")
+    code, said = _replay(run, capsys)
+    assert code == 1 and "replay OK" not in said, said
+    assert f"{name}: " in said and said.count("\n") == 1, said
+
+
+def test_a_run_recorded_before_seals_replays_and_is_marked(plain, tmp_path, capsys):
+    """What a committed trace from before seals looks like: no `seal` key at all."""
+    run = tmp_path / "legacy"
+    shutil.copytree(plain, run)
+    manifest = json.loads((run / "manifest.json").read_text())
+    del manifest["seal"]
+    del manifest["config"]["max_unusable_rounds"]
+    (run / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    code, said = _replay(run, capsys)
+    assert code == 0 and "recorded before runs were sealed" in said, said
+    assert main(["view", str(run)]) == 0
+    assert "never checked" in " ".join(capsys.readouterr().out.split())
+
+
+def test_view_and_compare_mark_each_run_by_its_seal(recorded, plain, tmp_path, capsys):
+    altered = tmp_path / "altered"
+    shutil.copytree(recorded, altered)
+    _json_file("usage.json", lambda d: d["total"].__setitem__("cost", 123.0))(altered)
+    assert main(["view", str(altered)]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "check FAILED:" in shown and "usage.json" in shown and "edited after the run" in shown
+    assert main(["view", str(plain)]) == 0
+    assert "files match the seal" in " ".join(capsys.readouterr().out.split())
+    legacy = Path(__file__).resolve().parents[1] / "traces" / "demo"
+    assert main(["compare", str(altered), str(plain), str(legacy), "--table", "runs",
+                 "--format", "csv"]) == 0
+    header, *rows = csv.reader(capsys.readouterr().out.splitlines()[1:])
+    assert header[-1] == "Check"
+    marks = {row[header.index("Run")]: row[-1] for row in rows}
+    # (the altered copy carries grid coordinates: compare names it by its cell id)
+    assert marks == {"toy/p/full/seed0": "ALTERED", str(plain): "sealed", str(legacy): "unchecked"}

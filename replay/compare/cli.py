@@ -30,13 +30,14 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from pathlib import Path
 
     from replay.compare.render import render_text, rich_table
-    from replay.compare.runs import load_runs
+    from replay.compare.runs import checks, load_runs
     from replay.compare.tables import NAMES, build
 
     runs = load_runs(args.dirs)
     tables = build(runs, args.table or NAMES, args.by)
     if args.format == "rich" and args.output is None:
-        console.print(f"{len(runs)} runs ({sum(r.finished for r in runs)} finished)")
+        console.print(f"{len(runs)} runs ({sum(r.finished for r in runs)} finished; "
+                      f"{checks(runs)})")
         for table in tables:
             console.print(rich_table(table))
         return 0

@@ -34,16 +34,20 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
             verdicts(run, "accepted"), verdicts(run, "saved"),
             len(run.of_type("RoundStarted")), f"{spent}/{budget}", _invalid(run),
             selection / 1000, target / 1000,
-            100.0 * selection / target if target and run.usage else None], group=run.pair))
+            100.0 * selection / target if target and run.usage else None, run.check],
+            group=run.pair))
     if not rows:
         return None
     columns = [Column("Run"), Column("Method"), Column("Test n", "int"),
                Column("Test before", "number", 2), Column("Test after", "number", 2),
                Column("Accepted", "int"), Column("Saved", "int"), Column("Rounds", "int"),
                Column("Spent/B"), Column("Invalid"), Column("Selection (k tok)", "number", 1),
-               Column("Target (k tok)", "number", 1), Column("Selection/target (%)", "number", 1)]
+               Column("Target (k tok)", "number", 1), Column("Selection/target (%)", "number", 1),
+               Column("Check")]
     return Table(id="runs", title="Runs side by side", columns=columns, rows=rows, notes=[
         "Test before/after: the initial and the final skill on the test split (0-100; — without "
         "--test-eval); Invalid: candidates refused before any execution (dup.: a skill text "
         "the run had already seen); tokens: input + output of strategy selection and of target "
-        "executions during training"])
+        "executions during training; Check: sealed (the files match the digests recorded when "
+        "the run finished), ALTERED (they do not: `stratune replay` names the file) or "
+        "unchecked (unfinished, or recorded before runs were sealed)"])

@@ -12,9 +12,9 @@ from typing import Any
 
 from attrs import frozen
 
-from replay.grid.cells import CELL_FILE
+from replay import seal
 from replay.serde import manifest_to_data, trace_converter
-from replay.trace import RunDir
+from replay.trace import CELL_FILE, RunDir
 from stratune_core.config import Config
 from stratune_core.errors import ConfigError
 
@@ -41,6 +41,7 @@ class Run:
     usage: dict[str, Any] | None
     evaluation: dict[str, Any] | None
     coords: dict[str, Any] | None  # a grid cell's task / pair / ablation / seed
+    check: str = ""  # the seal's verdict on the run's files (`replay.seal.Status.mark`)
 
     @property
     def config(self) -> dict[str, Any]:
@@ -177,5 +178,14 @@ def load_runs(paths: Iterable[str | Path]) -> list[Run]:
         runs.append(Run(path=path, manifest=manifest,
                         events=tuple(json.loads(line) for line in run_dir.read_lines()),
                         usage=run_dir.read_json(run_dir.usage),
-                        evaluation=run_dir.read_json(run_dir.evaluation), coords=coords))
+                        evaluation=run_dir.read_json(run_dir.evaluation), coords=coords,
+                        check=seal.status(path).mark))
     return runs
+
+
+def checks(runs: Sequence[Run]) -> str:
+    """`3 sealed, 1 ALTERED`: how many runs got each seal verdict."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        counts[run.check] = counts.get(run.check, 0) + 1
+    return ", ".join(f"{n} {mark}" for mark, n in sorted(counts.items()))

@@ -18,12 +18,10 @@ from attrs import frozen
 
 from replay.grid.spec import BASELINE_KEYS, Ablation, GridError, GridSpec, PairEntry, TaskEntry
 from replay.options import RunOptions, build_config, new_manifest
-from replay.trace import RunDir
+from replay.trace import CELL_FILE, RunDir
 from stratune_core.errors import StraTuneError
 from stratune_core.methods.spec import StraTuneMethod
 from stratune_core.task import Task
-
-CELL_FILE = "grid_cell.json"  # the cell's grid coordinates, for `compare`
 
 
 @frozen(kw_only=True)

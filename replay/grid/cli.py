@@ -7,6 +7,8 @@ from typing import Any
 
 from rich.console import Console
 
+from replay.arg_types import at_least, directory
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("grid", help="run a grid of tasks x model pairs x ablations x seeds",
@@ -14,8 +16,8 @@ def register(sub: Any) -> None:
                                    "<ablation>/seed<k>; rerunning skips complete cells and "
                                    "resumes the others from their caches.")
     p.add_argument("grid", help="grid file (TOML)")
-    p.add_argument("--out", required=True, help="grid directory")
-    p.add_argument("--jobs", type=int, help="cells at once (default: all of them; 1 when a "
+    p.add_argument("--out", required=True, type=directory, help="grid directory")
+    p.add_argument("--jobs", type=at_least(1), help="cells at once (default: all of them; 1 when a "
                                            "model runs in process)")
     p.add_argument("--max-connections", action="append", default=[], metavar="ENDPOINT=N",
                    help="one limit per model endpoint shared by all cells, e.g. anthropic=64, "

@@ -4,6 +4,7 @@ model calls, so threads suffice; the shared gates are plain objects (llm_cache.g
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextvars
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,9 @@ class LocalExecutor:
                         observers=(self.limits.stop,), reporter=self.board, tracker=tracker)
 
     def submit(self, cell: Cell) -> cf.Future[CellStatus]:
-        return self.pool.submit(self._run, cell)
+        # the caller's context (the model kinds and tasks `replay.models.using` made active)
+        # goes with the cell: a pool thread would otherwise start from an empty one
+        return self.pool.submit(contextvars.copy_context().run, self._run, cell)
 
     def wait(self, handles: Sequence[Any], timeout: float) -> list[Any]:
         done, _ = cf.wait(handles, timeout=timeout, return_when=cf.FIRST_COMPLETED)

@@ -4,7 +4,6 @@ their own `CellEnv` to build models and tasks in process)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,11 @@ from replay.grid.driver import drive
 from replay.grid.execute import CellEnv, CellStatus, SpecEnv, load_cell_task
 from replay.grid.limits import GridLimits, grid_cost_cap
 from replay.grid.live import Board, counts, problems, table
-from replay.grid.spec import GridSpec
+from replay.grid.spec import GridError, GridSpec
+from replay.lock import RunLock
+from replay.redact import public_text
 from replay.stops import StopControl
+from replay.trace import GRID_FILE, RunDir
 
 EXIT_OK, EXIT_FAILED, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
 MAX_JOBS = 256
@@ -70,18 +72,30 @@ def run_grid(spec: GridSpec, out: str | Path, console: Console, *, env: CellEnv 
     root = Path(out).resolve()
     cells = expand(spec, root)
     check(spec, cells, root, lambda cell: load_cell_task(env, cell))
+    sink = None
+    if options.mlflow is not None:
+        from replay.controls import mlflow_sink
+
+        sink = mlflow_sink(options.mlflow, options.mlflow_experiment)
+    if RunDir.at(root).exists():
+        raise GridError(f"--out {root}: holds a training run (manifest.json); give the grid a "
+                        "directory of its own")
     root.mkdir(parents=True, exist_ok=True)
-    if spec.path.is_file() and spec.path.resolve() != (root / "grid.toml").resolve():
-        shutil.copyfile(spec.path, root / "grid.toml")  # what the cells were made from
+    with RunLock.acquire(root, "grid"):
+        if spec.path.is_file() and spec.path.resolve() != (root / GRID_FILE).resolve():
+            # what the cells were made from, its model specs without secrets as in manifests
+            specs = [s for pair in spec.pairs for s in (pair.target, pair.optimizer)]
+            copy = public_text(spec.path.read_text(encoding="utf-8"), specs)
+            RunDir.at(root).write_text(root / GRID_FILE, copy)
+        return _run_locked(spec, root, cells, console, env, options, sink, Path(out))
+
+
+def _run_locked(spec: GridSpec, root: Path, cells: tuple[Cell, ...], console: Console,
+                env: CellEnv, options: GridOptions, sink: object, out: Path) -> GridResult:
     stop = StopControl.for_run(root, timeout=options.timeout)
     limits = GridLimits({**dict(spec.max_connections), **options.max_connections}, stop,
                         grid_cost_cap(options.max_cost, cells, root))
     board = Board(c.id for c in cells)
-    sink = None
-    if options.mlflow is not None:
-        from replay.tracking import MlflowSink
-
-        sink = MlflowSink(options.mlflow, options.mlflow_experiment)
     jobs = options.jobs or default_jobs(cells)
     executor = _executor(options, root, env, limits, board, jobs, sink)
     name = spec.path.name
@@ -96,7 +110,7 @@ def run_grid(spec: GridSpec, out: str | Path, console: Console, *, env: CellEnv 
     statuses = tuple(results[c.id] for c in cells)
     console.print(table(statuses, title=name))
     return GridResult(root=root, statuses=statuses, stopped=stopped,
-                      code=_report(statuses, stopped, Path(out), spec, console))
+                      code=_report(statuses, stopped, out, spec, console))
 
 
 def _executor(options: GridOptions, root: Path, env: CellEnv, limits: GridLimits, board: Board,

@@ -114,6 +114,11 @@ def load_grid(path: str | Path) -> GridSpec:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise GridError(f"{file}: not found") from None
+    except IsADirectoryError:
+        raise GridError(f"{file}: is a directory; give the grid file (TOML)") from None
+    except UnicodeDecodeError as exc:
+        raise GridError(f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                        f"{exc.start}); give a TOML grid file") from None
     except tomllib.TOMLDecodeError as exc:
         raise GridError(f"{file}: not valid TOML ({exc})") from None
     return parse_grid(data, file)
@@ -212,6 +217,9 @@ class _Reader:
         spec = entry["task"]
         if (self.root / spec).exists():  # a custom task beside the grid file
             spec = str((self.root / spec).resolve())
+        elif "/" in spec or spec.endswith(".jsonl"):
+            raise self.error(f"{key}.task", f"{self.root / spec} not found (a task path is "
+                                            "relative to the grid file)")
         limit = entry.get("limit")
         if limit is not None:
             limit = self.positive(limit, f"{key}.limit")

@@ -48,6 +48,9 @@ def load_task(
 ) -> Task:
     if limit is not None and limit < 1:
         raise ConfigError(f"limit: must be >= 1, got {limit}; give --limit 1 or more")
+    if ("/" in spec or spec.endswith(".jsonl")) and not Path(spec).expanduser().exists():
+        raise ConfigError(f"task: {spec} not found; give a custom task's JSONL file or "
+                          f"directory, or one of {', '.join(NAMES)}")
     if scorer is not None and not _is_custom(spec):
         raise ConfigError(f"scorer: only custom JSONL tasks take a scorer (task {spec!r}); "
                           "drop --scorer, or give --task a .jsonl file or a folder of them")

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from replay.serde import Manifest
+from replay.stop_notes import stop_note
 from replay.viewer.costs import totals
 from replay.viewer.model import RunView
 from replay.viewer.style import short_id
@@ -43,6 +44,8 @@ def header(view: RunView, manifest: Manifest | None, evaluation: Mapping[str, An
     if usage and usage.get("rows"):
         grid.add_row("cost", cost_line(usage))
     grid.add_row("final skill", final_line(view, evaluation))
+    if view.finished is not None and (note := stop_note(view.finished.reason)) is not None:
+        grid.add_row("stopped", Text(note, style="yellow"))
     return grid
 
 

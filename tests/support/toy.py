@@ -204,6 +204,8 @@ class ToyOptimizer:
     - "full": as "wide", but [U] is learnt like any marker, coin flips (`COIN_RULE`) replace the
       trades, and its good rewrites leave out the rules that trade samples (`NOISE_RULES`): on a
       task without [X] words (`ToyTask.markers`) s_t can come to solve every sample;
+    - "nonsense": sound strategy choices, but no candidate at all: a model that cannot follow
+      the candidate format;
     `strategy_plan` names the strategies it picks in selection calls, by hash of the prompt."""
 
     style: str = "mixed"
@@ -260,6 +262,8 @@ class ToyOptimizer:
         return "Diagnoses:\n\n" + "\n\n".join(blocks)
 
     def _generate(self, prompt: str, h: int, repair: bool) -> str:
+        if self.style == "nonsense":
+            return "I am a small model and I like turtles."
         skill = _skill_of(prompt)
         only = re.search(r"in form (F\d) only", prompt)
         forms = [only.group(1)] if only else re.findall(r"^- (F\d): ", prompt, re.M)

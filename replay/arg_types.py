@@ -1,0 +1,28 @@
+"""Argument types shared by the subcommands: a refused value is argparse's one-line usage
+error naming the flag (exit 2), before anything is read or written."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+def directory(text: str) -> str:
+    """An output directory: an empty value would put the run's files in the current
+    directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; give a directory (it is created if missing)")
+    return text
