@@ -13,6 +13,7 @@ from stratune_core.config import Config
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.registry import iterate_method
 from stratune_core.methods.spec import (
+    GepaMethod,
     IterCotMethod,
     SkillOptMethod,
     TextGradMethod,
@@ -30,6 +31,9 @@ SPECS = st.one_of(
               epochs=st.integers(1, 4), slow_update_samples=st.integers(2, 20)),
     st.builds(Trace2SkillMethod, seeds=st.sampled_from([(41,), (41, 42, 43)]),
               group_size=st.integers(2, 10)),
+    st.builds(GepaMethod, minibatch=st.integers(1, 5),
+              validation_frac=st.sampled_from([0.1, 0.2, 0.4]),
+              candidate_selection=st.sampled_from(["pareto", "current_best"])),
 )
 
 

@@ -31,6 +31,7 @@ EXTRA_OPTIONS: dict[Method, frozenset[str]] = {
     Method.ITER_COT: frozenset(),
     Method.TRACE2SKILL: frozenset(),
     Method.SKILLOPT: frozenset({"--max-rounds"}),
+    Method.GEPA: frozenset({"--max-rounds"}),
 }
 ALL_EXTRA: tuple[tuple[str, str, object], ...] = (*STRATUNE_ONLY, ("--max-rounds", "max_rounds", None))
 

@@ -18,6 +18,7 @@ from stratune_core.events import (
     EpochReviewed,
     Event,
     FinalChosen,
+    GepaIteration,
     OperatorChosen,
     RevisionRound,
     RoundSkipped,
@@ -27,7 +28,8 @@ from stratune_core.events import (
 )
 from stratune_core.state import State
 
-BASELINE_STEPS = (UpdateDecided, RevisionRound, ConsolidationDone, EpochReviewed, FinalChosen)
+BASELINE_STEPS = (UpdateDecided, RevisionRound, ConsolidationDone, EpochReviewed, FinalChosen,
+                  GepaIteration)
 
 
 def usage_line(accounting: Accounting) -> str:

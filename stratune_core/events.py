@@ -45,6 +45,7 @@ from stratune_core.methods.events import (
     ExecutionsRefused,
     ExemplarsChosen,
     FinalChosen,
+    GepaIteration,
     LessonsExtracted,
     MethodStarted,
     RevisionRound,
@@ -293,6 +294,7 @@ Event = (
     | FinalChosen
     | EditsSelected
     | EpochReviewed
+    | GepaIteration
     | RunFinished
 )
 

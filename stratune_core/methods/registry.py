@@ -13,7 +13,7 @@ from typing import Any
 from stratune_core.config import Config
 from stratune_core.events import Event
 from stratune_core.llm import LLM
-from stratune_core.methods import iter_cot, skillopt, textgrad, trace2skill
+from stratune_core.methods import gepa_run, iter_cot, skillopt, textgrad, trace2skill
 from stratune_core.methods.spec import Method, MethodSpec
 from stratune_core.run import iterate
 from stratune_core.task import Task
@@ -32,6 +32,7 @@ _RUNNERS: dict[Method, Runner] = {
     Method.ITER_COT: iter_cot.iterate,
     Method.TRACE2SKILL: trace2skill.iterate,
     Method.SKILLOPT: skillopt.iterate,
+    Method.GEPA: gepa_run.iterate,
 }
 
 
