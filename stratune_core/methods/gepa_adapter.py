@@ -98,6 +98,7 @@ class Bridge:
 
     # -- the reflection LM -------------------------------------------------------------------
     def __call__(self, prompt: str | list[dict[str, Any]]) -> str:
+        self._raise_failure()  # GEPA retries a failed reflection: the failure stands
         text = prompt if isinstance(prompt, str) else "\n\n".join(
             str(m.get("content", "")) for m in prompt)
         try:
