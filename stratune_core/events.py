@@ -45,6 +45,7 @@ from stratune_core.methods.events import (
     ExecutionsRefused,
     ExemplarsChosen,
     FinalChosen,
+    GeneratorProposed,
     GepaIteration,
     LessonsExtracted,
     MethodStarted,
@@ -295,6 +296,7 @@ Event = (
     | EditsSelected
     | EpochReviewed
     | GepaIteration
+    | GeneratorProposed
     | RunFinished
 )
 

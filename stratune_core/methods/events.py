@@ -7,7 +7,7 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
-from stratune_core.methods.spec import Method
+from stratune_core.methods.spec import Generator, Method
 
 
 @frozen(kw_only=True)
@@ -166,4 +166,17 @@ class GepaIteration:
     accepted: bool = False
     validation: float | None = None
     front: tuple[str, ...] = field(default=(), converter=tuple)
+    detail: str = ""
+
+
+@frozen(kw_only=True)
+class GeneratorProposed:
+    """A hybrid of Table 4 (`--generator`): what another method's candidate generation made of
+    the current skill and the round's batch. `sample_ids`: the executions it was shown;
+    `candidate_id` None: it proposed nothing (`detail` says why)."""
+
+    round: int
+    generator: Generator = field(converter=Generator)
+    sample_ids: tuple[str, ...] = field(converter=tuple)
+    candidate_id: str | None = None
     detail: str = ""

@@ -37,11 +37,20 @@ def _fraction(_inst: object, attribute: attrs.Attribute, value: float) -> None:
                           f"{value}", field=attribute.name)
 
 
+class Generator(enum.StrEnum):
+    """Table 4's hybrids: whose candidate generation replaces StraTune's in each round."""
+
+    GEPA = "gepa"  # GEPA's reflective prompt mutation on a minibatch of 3 of the batch
+    SKILLOPT = "skillopt"  # one SkillOpt step's edits on the batch
+
+
 @frozen(kw_only=True)
 class StraTuneMethod:
-    """Adaptive operator selection with candidate evaluation: the settings live in `Config`."""
+    """Adaptive operator selection with candidate evaluation: the settings live in `Config`.
+    `generator`: a hybrid of Table 4 (None: StraTune's own candidate generation)."""
 
     method: ClassVar[Method] = Method.STRATUNE
+    generator: Generator | None = field(default=None, converter=attrs.converters.optional(Generator))
 
 
 @frozen(kw_only=True)
