@@ -26,7 +26,7 @@ from replay.help_examples import add_examples
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
-from stratune_core.methods.spec import StraTuneMethod, method_names
+from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
 from stratune_core.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
 
@@ -94,6 +94,10 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     ab.add_argument("--no-validation", action="store_true", help="accept on screening alone")
     ab.add_argument("--no-final-selection", action="store_true", help="final skill = current")
     ab.add_argument("--max-rounds", type=_at_least(0))
+    ab.add_argument("--generator", choices=generator_names(),
+                    help="Table 4's hybrids: GEPA's or SkillOpt's candidate generation in "
+                         "StraTune's rounds (StraTune's candidate evaluation and final "
+                         "selection); --method stratune only")
     if out:
         p.add_argument("--out", required=True, help="run directory (rerun to resume)")
         p.add_argument("--concurrency", type=_at_least(1), default=8,

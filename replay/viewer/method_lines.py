@@ -14,6 +14,7 @@ from stratune_core.events import (
     ExecutionsRefused,
     ExemplarsChosen,
     FinalChosen,
+    GeneratorProposed,
     GepaIteration,
     LessonsExtracted,
     MethodStarted,
@@ -129,3 +130,10 @@ def gepa_outcome(e: GepaIteration) -> str:
     validation = "" if e.validation is None else f", validation {e.validation:.3f}"
     return (f"{head}, {short_id(e.candidate_id)} added to the pool ({sums}{validation}); "
             f"front of {len(e.front)}")
+
+
+@event_line.register
+def _(e: GeneratorProposed) -> Text:
+    made = short_id(e.candidate_id) if e.candidate_id else "nothing"
+    detail = f" ({e.detail})" if e.detail else ""
+    return Text(f"{e.generator.value} generator on {len(e.sample_ids)} executions: {made}{detail}")

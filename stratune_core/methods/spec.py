@@ -160,6 +160,10 @@ SPECS: tuple[type[MethodSpec], ...] = MethodSpec.__args__  # type: ignore[attr-d
 _BY_METHOD: dict[Method, type[MethodSpec]] = {cls.method: cls for cls in SPECS}
 
 
+def generator_names() -> tuple[str, ...]:
+    return tuple(g.value for g in Generator)
+
+
 def method_names() -> tuple[str, ...]:
     return tuple(m.value for m in Method)
 
