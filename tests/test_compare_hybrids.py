@@ -4,22 +4,15 @@ each method, its hybrid indented under it, StraTune last, the best in a column i
 
 from __future__ import annotations
 
-import gc
-import io
-
 import pytest
-from rich.console import Console
 
-from replay import models, runner
 from replay.compare.hybrids import INDENTED
 from replay.compare.hybrids import build as hybrids_table
 from replay.compare.render import markdown
 from replay.compare.runs import load_runs, method_of
 from replay.compare.tables import build
-from replay.options import RunOptions
-from replay.serde import TaskSpec
 from stratune_core.methods.spec import Generator, GepaMethod, StraTuneMethod
-from tests.support.cli import toy_extensions
+from tests.support.cli import record_in_process
 
 RUNS = {"gepa": GepaMethod(), "gepa-hybrid": StraTuneMethod(generator=Generator.GEPA),
         "skillopt-hybrid": StraTuneMethod(generator=Generator.SKILLOPT),
@@ -30,13 +23,7 @@ RUNS = {"gepa": GepaMethod(), "gepa-hybrid": StraTuneMethod(generator=Generator.
 def runs_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("hybrids")
     for name, method in RUNS.items():
-        options = RunOptions(task=TaskSpec(spec="toy", limit=30), target="scripted:toy-target",
-                             optimizer="scripted:toy-optimizer", seed=4, method=method)
-        with models.using(toy_extensions()):
-            code = runner.train(options, str(root / name), Console(file=io.StringIO()),
-                                test_split="test")
-        assert code == runner.EXIT_OK
-        gc.collect()
+        record_in_process(root / name, seed=4, n_train=30, test_split="test", method=method)
     return root
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -330,30 +330,26 @@ class _Reader:
 
     def generators(self, value: Any, taken: set[str]) -> tuple[Ablation, ...]:
         """`generators = [...]`: one hybrid ablation per generator, named `<generator>-hybrid`."""
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.error("generators", f"expected a list of generator names, got {value!r}")
-        out = []
-        for i, name in enumerate(value):
-            method = self.hybrid(name, StraTuneMethod(), [], f"generators[{i}]")
-            ablation = f"{name}-hybrid"
-            if ablation in taken:
-                raise self.error(f"generators[{i}]", f"{ablation!r} is also an ablation's name; "
-                                 "rename the ablation or drop the generator from the list")
-            taken.add(ablation)
-            out.append(Ablation(name=ablation, method=method))
-        return tuple(out)
+        return self._axis("generators", "generator", value, taken, lambda name, key: (
+            f"{name}-hybrid", self.hybrid(name, StraTuneMethod(), [], key)))
 
     def methods(self, value: Any, taken: set[str]) -> tuple[Ablation, ...]:
         """`methods = [...]`: one ablation per method, named after it (StraTune's own cells are
         the [ablations])."""
+        return self._axis("methods", "method", value, taken,
+                          lambda name, key: (name, self.method(name, key)))
+
+    def _axis(self, axis: str, what: str, value: Any, taken: set[str],
+              make: Callable[[str, str], tuple[str, MethodSpec]]) -> tuple[Ablation, ...]:
+        """A list of names, each made into one ablation (its name, its method) by `make`."""
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.error("methods", f"expected a list of method names, got {value!r}")
+            raise self.error(axis, f"expected a list of {what} names, got {value!r}")
         out = []
         for i, name in enumerate(value):
-            method = self.method(name, f"methods[{i}]")
-            if name in taken:
-                raise self.error(f"methods[{i}]", f"{name!r} is also an ablation's name; rename "
-                                 "the ablation or drop the method from the list")
-            taken.add(name)
-            out.append(Ablation(name=name, method=method))
+            ablation, method = make(name, f"{axis}[{i}]")
+            if ablation in taken:
+                raise self.error(f"{axis}[{i}]", f"{ablation!r} is also an ablation's name; "
+                                 f"rename the ablation or drop the {what} from the list")
+            taken.add(ablation)
+            out.append(Ablation(name=ablation, method=method))
         return tuple(out)
