@@ -237,6 +237,9 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
         console.print(render_method_plan(options.method, config, task))
         return 0
     console.print(render_plan(make_plan(config, task), config))
+    if options.method.generator is not None:
+        console.print(f"generator: {options.method.generator} writes each round's candidate "
+                      "(Table 4 hybrid); its calls replace strategy selection and generation")
     return 0
 
 

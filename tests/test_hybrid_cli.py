@@ -56,6 +56,14 @@ def test_a_hybrid_run_records_its_generator_and_replays_exactly(tmp_path, genera
     assert f"generator {generator} (Table 4 hybrid)" in shown.stdout
 
 
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_plan_names_the_generator(generator):
+    done = stratune("plan", *TOY_RUN, "--generator", generator)
+    assert done.returncode == 0, done.stderr
+    assert f"generator: {generator} writes each round's candidate" in done.stdout
+    assert "288 target executions" in done.stdout
+
+
 def test_a_stratune_run_without_a_generator_is_written_as_before(tmp_path):
     out = tmp_path / "own"
     done = _train(out, "--max-rounds", "1")
