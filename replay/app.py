@@ -80,6 +80,10 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     p.add_argument("--method", default="stratune", choices=method_names(),
                    help="training method: StraTune (default) or one of the paper's baselines, "
                         "under the same budget, cache and trace format")
+    p.add_argument("--generator", choices=generator_names(),
+                   help="Table 4's hybrids: GEPA's or SkillOpt's candidate generation in "
+                        "StraTune's rounds (StraTune's candidate evaluation and final "
+                        "selection); --method stratune only")
     p.add_argument("--profile", default="paper", choices=("paper", "released"))
     p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
     p.add_argument("--skill", dest="skill_dir", metavar="DIR",
@@ -94,10 +98,6 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     ab.add_argument("--no-validation", action="store_true", help="accept on screening alone")
     ab.add_argument("--no-final-selection", action="store_true", help="final skill = current")
     ab.add_argument("--max-rounds", type=_at_least(0))
-    ab.add_argument("--generator", choices=generator_names(),
-                    help="Table 4's hybrids: GEPA's or SkillOpt's candidate generation in "
-                         "StraTune's rounds (StraTune's candidate evaluation and final "
-                         "selection); --method stratune only")
     if out:
         p.add_argument("--out", required=True, help="run directory (rerun to resume)")
         p.add_argument("--concurrency", type=_at_least(1), default=8,
