@@ -1,5 +1,6 @@
-"""Benchmark: each training method at a fixed fake latency, wall time against the critical path
-its own waves allow, and the target and optimizer tokens of the run.
+"""Benchmark: each training method (the baselines, GEPA among them, and Table 4's hybrids) at a
+fixed fake latency, wall time against the critical path its own waves allow, and the target and
+optimizer tokens of the run.
 
 The toy target and the toy optimizer (with the baselines' answers, tests/support/toy_methods.py)
 answer after `LATENCY` seconds each, behind a real `CachedLLM` over a fresh cache with
@@ -25,7 +26,7 @@ from llm_cache.client import CachedLLM
 from llm_cache.records import Request, Response, Role
 from llm_cache.retry import RetryDecision
 from stratune_core.methods.registry import iterate_method
-from stratune_core.methods.spec import SPECS
+from stratune_core.methods.spec import SPECS, Generator, StraTuneMethod
 from tests.support.toy import ToyTask
 from tests.support.toy_methods import MethodOptimizer, method_target
 
@@ -72,7 +73,9 @@ def method_run(spec: Any, *, n_train: int, latency: float = LATENCY) -> dict[str
                                   if k not in ("target_execution", "summary"))}
     waves = [w for w in timed.waves if w.misses]
     bound = sum(math.ceil(w.misses / CONCURRENCY) for w in waves) * latency
-    return {"method": spec.method.value, "wall_seconds": round(wall, 3),
+    generator = getattr(spec, "generator", None)
+    name = spec.method.value if generator is None else f"{generator}-hybrid"
+    return {"method": name, "wall_seconds": round(wall, 3),
             "critical_path_s": round(bound, 3), "ratio": round(wall / bound, 3) if bound else None,
             "waves": len(waves), "widest_wave": max((w.misses for w in waves), default=0),
             "target_tokens": roles["target"], "optimizer_tokens": roles["optimizer"],
@@ -82,6 +85,7 @@ def method_run(spec: Any, *, n_train: int, latency: float = LATENCY) -> dict[str
 def measure(n_train: int = DEFAULT_N_TRAIN) -> BenchResult:
     runs = [method_run(cls(), n_train=n_train) for cls in SPECS
             if cls.method.value != "stratune"]
+    runs += [method_run(StraTuneMethod(generator=g), n_train=n_train) for g in Generator]
     worst = max(r["ratio"] for r in runs if r["ratio"] is not None)
     summary = "; ".join(f"{r['method']} {r['wall_seconds']:.2f} s / {r['critical_path_s']:.2f} s "
                         f"= {r['ratio']:.2f}x, {r['target_tokens']:,} target + "

@@ -1,7 +1,7 @@
 """Every baseline, whatever the seed, training-set size, budget and optimizer habits: spending
 never passes B at any step, every unit spent is attributed to a sample and a purpose in a
 `TargetExecuted` event, a charged pair is never charged twice, and the run always ends with
-`RunFinished` naming a skill of the run."""
+`RunFinished` naming a skill of the run; Table 4's hybrids keep StraTune's accounting."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ from stratune_core.config import Config
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.registry import iterate_method
 from stratune_core.methods.spec import (
+    Generator,
+    GepaMethod,
     IterCotMethod,
     SkillOptMethod,
+    StraTuneMethod,
     TextGradMethod,
     Trace2SkillMethod,
 )
@@ -30,6 +33,9 @@ SPECS = st.one_of(
               epochs=st.integers(1, 4), slow_update_samples=st.integers(2, 20)),
     st.builds(Trace2SkillMethod, seeds=st.sampled_from([(41,), (41, 42, 43)]),
               group_size=st.integers(2, 10)),
+    st.builds(GepaMethod, minibatch=st.integers(1, 5),
+              validation_frac=st.sampled_from([0.1, 0.2, 0.4]),
+              candidate_selection=st.sampled_from(["pareto", "current_best"])),
 )
 
 
@@ -72,3 +78,44 @@ def test_plan_estimates_stay_within_the_budget(spec, n_train, budget):
     guess = estimate(spec, n_train, budget)
     assert 0 <= guess.target_executions <= budget
     assert guess.optimizer_calls >= 0 and guess.uncounted_target_calls >= 0
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    generator=st.sampled_from(list(Generator)),
+    seed=st.integers(0, 10_000),
+    n_train=st.integers(12, 48),
+    extra=st.one_of(st.none(), st.integers(0, 90)),
+    mixed=st.booleans(),
+)
+def test_a_hybrid_stays_within_the_budget_and_changes_skill_only_by_acceptance(
+    generator, seed, n_train, extra, mixed
+):
+    """Table 4's hybrids: StraTune's accounting (spent <= B, one unit per distinct pair), every
+    candidate a child of the current skill, the current skill replaced only by an accepted
+    candidate, the final skill current or saved. B: 6x, or `extra` above one round's cost
+    (StraTune refuses less before anything is spent)."""
+    from stratune_core.enums import Verdict
+    from stratune_core.shape import run_shape
+
+    one_round = run_shape(Config(seed=seed), n_train).smallest_budget(1)
+    budget = None if extra is None else one_round + extra
+    config = Config(seed=seed, budget=budget, max_rounds=12)
+    llm = InProcessLLM(target=method_target, optimizer=MethodOptimizer(mixed=mixed))
+    events: list = []
+    state = None
+    for state, evs in iterate_method(StraTuneMethod(generator=generator), config,
+                                     ToyTask(n_train=n_train), llm):
+        events.extend(evs)
+        assert 0 <= state.budget.spent <= state.budget.limit
+    assert state is not None
+    assert state.budget.spent == len(state.ledger)
+    decided = {e.candidate_id: e.verdict for e in events if isinstance(e, ev.CandidateDecided)}
+    current = events[0].initial_skill_id
+    for e in events:
+        if isinstance(e, ev.CandidateGenerated):
+            assert e.parent_id == current
+        elif isinstance(e, ev.SkillReplaced):
+            assert e.previous_id == current and decided[e.current_id] is Verdict.ACCEPTED
+            current = e.current_id
+    assert events[-1].final_id in {current, *state.saved}

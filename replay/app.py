@@ -27,7 +27,7 @@ from replay.help_examples import add_examples
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from stratune_core.errors import StraTuneError
-from stratune_core.methods.spec import StraTuneMethod, method_names
+from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
 from stratune_core.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
 
@@ -68,6 +68,10 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     p.add_argument("--method", default="stratune", choices=method_names(),
                    help="training method: StraTune (default) or one of the paper's baselines, "
                         "under the same budget, cache and trace format")
+    p.add_argument("--generator", choices=generator_names(),
+                   help="Table 4's hybrids: GEPA's or SkillOpt's candidate generation in "
+                        "StraTune's rounds (StraTune's candidate evaluation and final "
+                        "selection); --method stratune only")
     p.add_argument("--profile", default="paper", choices=("paper", "released"))
     p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
     p.add_argument("--skill", dest="skill_dir", metavar="DIR",
@@ -222,6 +226,9 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
         console.print(render_method_plan(options.method, config, task))
         return 0
     console.print(render_plan(make_plan(config, task), config))
+    if options.method.generator is not None:
+        console.print(f"generator: {options.method.generator} writes each round's candidate "
+                      "(Table 4 hybrid); its calls replace strategy selection and generation")
     return 0
 
 

@@ -11,7 +11,14 @@ import attrs
 from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.backends.base import Backend
 from stratune_core.errors import ConfigError
-from stratune_core.methods.spec import IterCotMethod, Method, MethodSpec, default_spec
+from stratune_core.methods.spec import (
+    Generator,
+    IterCotMethod,
+    Method,
+    MethodSpec,
+    StraTuneMethod,
+    default_spec,
+)
 
 # Options only StraTune has (its ablations and its profiles): the flag, and the argparse value
 # that means "not given".
@@ -23,7 +30,11 @@ STRATUNE_ONLY: tuple[tuple[str, str, object], ...] = (
     ("--no-validation", "no_validation", False),
     ("--no-final-selection", "no_final_selection", False),
     ("--profile", "profile", "paper"),
+    ("--generator", "generator", None),
 )
+# StraTune's operator choice, which a hybrid's generator replaces
+REPLACED_BY_GENERATOR: tuple[tuple[str, str], ...] = (
+    ("--selector", "selector"), ("--operator", "operator"), ("--forms", "forms"))
 # Options a method has beyond the shared ones (task, models, budget, seed, out, ...).
 EXTRA_OPTIONS: dict[Method, frozenset[str]] = {
     Method.STRATUNE: frozenset(flag for flag, _, _ in STRATUNE_ONLY) | {"--max-rounds"},
@@ -31,6 +42,7 @@ EXTRA_OPTIONS: dict[Method, frozenset[str]] = {
     Method.ITER_COT: frozenset(),
     Method.TRACE2SKILL: frozenset(),
     Method.SKILLOPT: frozenset({"--max-rounds"}),
+    Method.GEPA: frozenset({"--max-rounds"}),
 }
 ALL_EXTRA: tuple[tuple[str, str, object], ...] = (*STRATUNE_ONLY, ("--max-rounds", "max_rounds", None))
 
@@ -45,7 +57,14 @@ def method_from_args(args: argparse.Namespace) -> MethodSpec:
             users = sorted(m.value for m, flags in EXTRA_OPTIONS.items() if flag in flags)
             raise ConfigError(f"{flag}: --method {spec.method} has no such option (it is an "
                               f"option of --method {' | '.join(users)}); remove it")
-    return spec
+    generator = getattr(args, "generator", None)
+    if generator is None:
+        return spec
+    for flag, name in REPLACED_BY_GENERATOR:
+        if getattr(args, name, None) is not None:
+            raise ConfigError(f"{flag}: --generator {generator} replaces StraTune's operator "
+                              "choice, so it has nothing to choose; remove one of them")
+    return StraTuneMethod(generator=Generator(generator))
 
 
 def fit_method(spec: MethodSpec, target: Backend) -> MethodSpec:

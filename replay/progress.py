@@ -19,6 +19,7 @@ from stratune_core.events import (
     EpochReviewed,
     Event,
     FinalChosen,
+    GepaIteration,
     OperatorChosen,
     RevisionRound,
     RoundSkipped,
@@ -28,7 +29,8 @@ from stratune_core.events import (
 )
 from stratune_core.state import State
 
-BASELINE_STEPS = (UpdateDecided, RevisionRound, ConsolidationDone, EpochReviewed, FinalChosen)
+BASELINE_STEPS = (UpdateDecided, RevisionRound, ConsolidationDone, EpochReviewed, FinalChosen,
+                  GepaIteration)
 
 
 def usage_line(accounting: Accounting) -> str:

@@ -18,6 +18,7 @@ import cattrs
 import xxhash
 from attrs import field, frozen
 from cattrs.gen import make_dict_unstructure_fn, override
+from cattrs.strategies import configure_tagged_union
 
 from llm_cache.spec import without_transport
 from stratune_core.config import Config
@@ -28,7 +29,7 @@ from stratune_core.ids import text_id
 from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.prompts import PROMPT_VERSION
 from stratune_core.selectors.scripted import ReplaySequence
-from stratune_core.serde import make_converter, one_line
+from stratune_core.serde import TAG, make_converter, one_line
 
 FORMAT_VERSION = 1
 TEXT_BLOB = "text_blob"
@@ -47,6 +48,10 @@ def trace_converter() -> cattrs.Converter:
     converter = make_converter(tagged_unions=(Event, MethodSpec))
     converter.register_unstructure_hook(TaskSpec, make_dict_unstructure_fn(
         TaskSpec, converter, skill=override(omit_if_default=True)))
+    # StraTune's own generation is written without the key, as before the hybrids existed
+    converter.register_unstructure_hook(StraTuneMethod, make_dict_unstructure_fn(
+        StraTuneMethod, converter, generator=override(omit_if_default=True)))
+    configure_tagged_union(MethodSpec, converter, tag_name=TAG)  # again: it took the old hook
     return converter
 
 

@@ -9,6 +9,7 @@ from attrs import frozen
 
 from stratune_core.config import Config
 from stratune_core.llm import LLM
+from stratune_core.methods.spec import Generator
 from stratune_core.records import Sample
 from stratune_core.shape import RunShape, run_shape
 from stratune_core.task import Task
@@ -25,9 +26,12 @@ class Env:
     eps0: float
     threshold: float
     shape: RunShape
+    # Table 4's hybrids: another method's candidate generation in StraTune's rounds
+    generator: Generator | None = None
 
     @classmethod
-    def build(cls, config: Config, task: Task, llm: LLM) -> Env:
+    def build(cls, config: Config, task: Task, llm: LLM,
+              generator: Generator | None = None) -> Env:
         train = tuple(task.split("train"))
         info = task.info
         return cls(
@@ -41,4 +45,5 @@ class Env:
             threshold=(info.success_threshold if config.success_threshold is None
                        else config.success_threshold),
             shape=run_shape(config, len(train)),
+            generator=generator,
         )

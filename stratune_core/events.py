@@ -45,6 +45,8 @@ from stratune_core.methods.events import (
     ExecutionsRefused,
     ExemplarsChosen,
     FinalChosen,
+    GeneratorProposed,
+    GepaIteration,
     LessonsExtracted,
     MethodStarted,
     RevisionRound,
@@ -293,6 +295,8 @@ Event = (
     | FinalChosen
     | EditsSelected
     | EpochReviewed
+    | GepaIteration
+    | GeneratorProposed
     | RunFinished
 )
 

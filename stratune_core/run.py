@@ -15,6 +15,7 @@ from stratune_core.events import Event, RunFinished, RunStarted, SkillAdded
 from stratune_core.final import final_selection
 from stratune_core.i2_window import flush_window
 from stratune_core.llm import LLM
+from stratune_core.methods.spec import Generator
 from stratune_core.state import State, initial_state, round_rng
 from stratune_core.step import round_step, stop_reason
 from stratune_core.task import Task
@@ -35,8 +36,10 @@ class RunResult:
     state: State
 
 
-def iterate(config: Config, task: Task, llm: LLM) -> Iterator[tuple[State, tuple[Event, ...]]]:
-    env = Env.build(config, task, llm)
+def iterate(config: Config, task: Task, llm: LLM, generator: Generator | None = None,
+            ) -> Iterator[tuple[State, tuple[Event, ...]]]:
+    """`generator`: a hybrid of Table 4 generates the candidates (None: StraTune's own)."""
+    env = Env.build(config, task, llm, generator)
     state = initial_state(config, task)
     yield state, (
         RunStarted(

@@ -26,6 +26,7 @@ from stratune_core.events_released import EarlyStopWaived
 from stratune_core.execute import execute_groups
 from stratune_core.feedback import build_feedback
 from stratune_core.feedback_extras import extend_feedback
+from stratune_core.hybrid import hybrid_generation
 from stratune_core.llm import LLM
 from stratune_core.operator_choice import (
     choose_operator,
@@ -145,6 +146,9 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
     fb, extended = extend_feedback(state, env, fb)
     state = state.evolve(feedback=fb)
     events.extend(extended)
+    if env.generator is not None:  # a hybrid of Table 4: another method writes the candidate
+        state, evs = hybrid_generation(state, env, rng)
+        return _close(state, spent_before, [*events, *evs])
     chosen = choose_operator(state, env, rng) if fb.failures else choose_without_failures(state, env)
     state, evs, choice = chosen
     events.extend(evs)

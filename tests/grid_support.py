@@ -13,6 +13,7 @@ from llm_cache.backends.function import FunctionBackend
 from llm_cache.records import Role
 from replay.grid.cells import Cell
 from tests.support.toy import ToyOptimizer, ToyTask, toy_target
+from tests.support.toy_methods import MethodOptimizer, method_target
 
 TARGET = "anthropic:toy-target"  # parses as a spec; the backend below answers it in process
 OPTIMIZER = "anthropic:toy-optimizer"
@@ -31,6 +32,14 @@ class ScriptedEnv:
 
     def task(self, cell: Cell) -> ToyTask:
         return ToyTask(n_train=cell.options.task.limit or 48)
+
+
+class MethodsEnv(ScriptedEnv):
+    """The scripted models with the baselines' answers (tests/support/toy_methods.py)."""
+
+    def backends(self, cell: Cell) -> Mapping[Role, Backend]:
+        return {Role.TARGET: FunctionBackend(method_target, name="toy-target"),
+                Role.OPTIMIZER: FunctionBackend(MethodOptimizer(), name="toy-optimizer")}
 
 
 def write_grid(path: Path, *, ablations: str, seeds: str = "[0, 1]", extra: str = "",

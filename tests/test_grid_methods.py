@@ -11,22 +11,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from llm_cache.backends.function import FunctionBackend
-from llm_cache.records import Role
 from replay.compare.methods import build as methods_table
 from replay.compare.runs import load_runs
 from replay.grid.run import run_grid
 from replay.grid.spec import GridError, load_grid
-from tests.grid_support import ScriptedEnv, write_grid
-from tests.support.toy_methods import MethodOptimizer, method_target
-
-
-class MethodsEnv(ScriptedEnv):
-    """The scripted models with the baselines' answers (tests/support/toy_methods.py)."""
-
-    def backends(self, cell):
-        return {Role.TARGET: FunctionBackend(method_target, name="toy-target"),
-                Role.OPTIMIZER: FunctionBackend(MethodOptimizer(), name="toy-optimizer")}
+from tests.grid_support import MethodsEnv, write_grid
 
 
 @pytest.fixture(scope="module")

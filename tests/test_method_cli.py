@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.cli import ROOT, TOY_RUN, stratune
 
-BASELINES = ("textgrad", "iter-cot", "trace2skill", "skillopt")
+BASELINES = ("textgrad", "iter-cot", "trace2skill", "skillopt", "gepa")
 
 
 def _train(out: Path, method: str, *extra: str, kill_after: int = 0,
@@ -44,6 +44,8 @@ def _outcome(out: Path) -> dict[str, object]:
     ("textgrad", ("--operator", "I1+F1")),
     ("iter-cot", ("--max-rounds", "3")),
     ("trace2skill", ("--forms", "F4")),
+    ("gepa", ("--selector", "random")),
+    ("gepa", ("--no-final-selection",)),
 ])
 def test_an_option_the_method_lacks_is_one_line_and_spends_nothing(tmp_path, method, flag):
     out = tmp_path / "run"
@@ -75,7 +77,7 @@ def test_a_method_run_records_its_method_and_replays_exactly(tmp_path, method):
     assert shown.returncode == 0, shown.stderr
     assert method in shown.stdout
     curve = "validation score against executions spent" in shown.stdout
-    assert curve == (method in ("textgrad", "skillopt"))  # the methods with a validation split
+    assert curve == (method in ("textgrad", "skillopt", "gepa"))  # the methods with a validation split
 
 
 @pytest.mark.slow

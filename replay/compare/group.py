@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from replay.compare.model import Stat
-from replay.compare.runs import BASELINE_LABELS, DATASETS, METHOD, Run, label_of
+from replay.compare.runs import BASELINE_LABELS, DATASETS, HYBRID_LABELS, METHOD, Run, label_of
 
 INITIAL = "Initial skill"
 OPERATORS = tuple(f"I{s}+F{f}" for s in (1, 2, 3) for f in (1, 2, 3, 4))
@@ -22,7 +22,9 @@ SECTIONS = {
     "Fixed revision operator": OPERATORS,
 }
 BASELINES = tuple(BASELINE_LABELS.values())  # in the paper's order (Table 2)
-PAPER_ORDER = (INITIAL, *BASELINES, METHOD, *(label for labels in SECTIONS.values() for label in labels))
+HYBRIDS = tuple(HYBRID_LABELS.values())
+PAPER_ORDER = (INITIAL, *BASELINES, METHOD, *HYBRIDS,
+               *(label for labels in SECTIONS.values() for label in labels))
 
 
 def section_of(label: str) -> str:

@@ -24,6 +24,9 @@ METHOD = "StraTune"
 # The baselines by the record type a manifest stores under `method` (stratune_core/methods).
 BASELINE_LABELS = {"TextGradMethod": "TextGrad", "GepaMethod": "GEPA", "SkillOptMethod": "SkillOpt",
                    "Trace2SkillMethod": "Trace2Skill", "IterCotMethod": "Iter-CoT"}
+# Table 4's hybrids by the generator a StraTune manifest records (`--generator`)
+HYBRID_LABELS = {"gepa": "GEPA with StraTune evaluation",
+                 "skillopt": "SkillOpt with StraTune evaluation"}
 SELECTOR_LABELS = {
     "fixed:I1": "I1 only", "fixed:I2": "I2 only", "fixed:I3": "I3 only", "random": "Rand.",
     "rotation": "Rot.", "once": "Once", "bandit:epsilon_greedy": "Bandit, ε-greedy",
@@ -98,9 +101,13 @@ def _paper() -> dict[str, Any]:
 def method_of(run: Run) -> str:
     """The paper's name for what this run changes against the full method; else the grid's
     ablation name, else the changed fields."""
-    baseline = BASELINE_LABELS.get(str((run.manifest.get("method") or {}).get("_type")))
+    method = run.manifest.get("method") or {}
+    baseline = BASELINE_LABELS.get(str(method.get("_type")))
     if baseline is not None:  # a baseline's config holds StraTune's defaults: not an ablation
         return baseline
+    hybrid = HYBRID_LABELS.get(str(method.get("generator")))
+    if hybrid is not None:
+        return hybrid
     config = run.config
     diffs = [f for f in ABLATION_FIELDS if config.get(f) != _paper()[f]]
     profile = run.manifest.get("profile", "paper")

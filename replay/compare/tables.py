@@ -9,6 +9,7 @@ from replay.compare import (
     bandits,
     budget,
     fixed_operators,
+    hybrids,
     main_results,
     methods,
     run_summary,
@@ -18,7 +19,7 @@ from replay.compare import (
 from replay.compare.model import Table
 from replay.compare.runs import Run
 
-NAMES = ("main", "methods", "ablations", "fixed_operators", "bandits", "tokens", "cost_by_kind",
+NAMES = ("main", "methods", "hybrids", "ablations", "fixed_operators", "bandits", "tokens", "cost_by_kind",
          "sequences", "budget", "runs")
 
 
@@ -27,6 +28,7 @@ def build(runs: Sequence[Run], names: Sequence[str] = NAMES, by: Sequence[str] =
     builders = {
         "main": lambda: [main_results.build(runs, by)],
         "methods": lambda: [methods.build(runs, by)],
+        "hybrids": lambda: [hybrids.build(runs, by)],
         "ablations": lambda: [ablations.build(runs, by)],
         "fixed_operators": lambda: fixed_operators.build(runs, by),
         "bandits": lambda: [bandits.build(runs, by)],

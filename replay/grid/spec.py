@@ -28,6 +28,8 @@
 
     methods = ["textgrad", "iter-cot"]         # the methods axis: one ablation per baseline,
                                                # named after it, beside the StraTune ablations
+    generators = ["gepa", "skillopt"]          # Table 4's hybrids: ablations gepa-hybrid and
+                                               # skillopt-hybrid (or { generator = "gepa" })
 
 Every error names the file and the key, and is an exit-2 error. Relative paths (task files,
 data directories, config files, replay sources) are relative to the grid file.
@@ -37,7 +39,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +49,21 @@ from attrs import field, frozen
 from replay.serde import TaskSpec
 from stratune_core.config import Config
 from stratune_core.errors import ConfigError
-from stratune_core.methods.spec import MethodSpec, StraTuneMethod, default_spec
+from stratune_core.methods.spec import (
+    Generator,
+    MethodSpec,
+    StraTuneMethod,
+    default_spec,
+    generator_names,
+)
 
 TOP_KEYS = ("seeds", "budget", "test_eval", "profile", "config", "concurrency", "defaults",
-            "max_connections", "tasks", "pairs", "ablations", "methods")
+            "max_connections", "tasks", "pairs", "ablations", "methods", "generators")
 TASK_KEYS = ("task", "scorer", "placement", "limit", "data")
 PAIR_KEYS = ("target", "optimizer")
 FLAGS = {"no_history": "history", "no_validation": "validation",
          "no_final_selection": "final_selection"}
-RUN_KEYS = ("profile", "config", "budget", "method")  # ablation keys that are not Config fields
+RUN_KEYS = ("profile", "config", "budget", "method", "generator")  # ablation keys that are not Config fields
 # what a baseline ablation may set besides its method: the shared budget and step cap
 BASELINE_KEYS = ("budget", "budget_multiplier", "max_rounds")
 NOT_SETTABLE = ("seed", "target_model", "optimizer_model")  # set by the cell itself
@@ -132,6 +140,7 @@ def parse_grid(data: Mapping[str, Any], file: Path) -> GridSpec:
     ablations = tuple(reader.ablation(name, entry)
                       for name, entry in reader.table(data, "ablations").items())
     ablations += reader.methods(data.get("methods", []), {a.name for a in ablations})
+    ablations += reader.generators(data.get("generators", []), {a.name for a in ablations})
     names = {a.name for a in ablations}
     for ablation in ablations:
         if ablation.replay_of is not None and ablation.replay_of not in names:
@@ -296,6 +305,8 @@ class _Reader:
                 raise self.error(f"{key}.{(extra or ['profile'])[0]}",
                                  f"method {method.method} has no such setting (it is a StraTune "
                                  "option); remove it")
+        if "generator" in entry:
+            method = self.hybrid(entry["generator"], method, overrides, f"{key}.generator")
         return Ablation(
             name=name, overrides=tuple(overrides), profile=profile, replay_of=replay_of,
             method=method,
@@ -310,17 +321,43 @@ class _Reader:
         except ConfigError as exc:
             raise self.error(key, str(exc).removeprefix("--method: ")) from None
 
+    def hybrid(self, value: Any, method: MethodSpec, overrides: list[tuple[str, Any]],
+               key: str) -> StraTuneMethod:
+        """A StraTune ablation whose candidates another method generates (Table 4)."""
+        if value not in generator_names():
+            raise self.error(key, f"expected one of {' | '.join(generator_names())}, got "
+                             f"{value!r}")
+        if not isinstance(method, StraTuneMethod):
+            raise self.error(key, f"method {method.method} has no generator (it is a StraTune "
+                             "option); remove it")
+        chosen = sorted(f for f, _ in overrides if f in ("selector", "operator", "forms"))
+        if chosen:
+            raise self.error(key, f"the generator replaces the operator choice, so "
+                             f"{chosen[0]} has nothing to choose; remove one of them")
+        return StraTuneMethod(generator=Generator(value))
+
+    def generators(self, value: Any, taken: set[str]) -> tuple[Ablation, ...]:
+        """`generators = [...]`: one hybrid ablation per generator, named `<generator>-hybrid`."""
+        return self._axis("generators", "generator", value, taken, lambda name, key: (
+            f"{name}-hybrid", self.hybrid(name, StraTuneMethod(), [], key)))
+
     def methods(self, value: Any, taken: set[str]) -> tuple[Ablation, ...]:
         """`methods = [...]`: one ablation per method, named after it (StraTune's own cells are
         the [ablations])."""
+        return self._axis("methods", "method", value, taken,
+                          lambda name, key: (name, self.method(name, key)))
+
+    def _axis(self, axis: str, what: str, value: Any, taken: set[str],
+              make: Callable[[str, str], tuple[str, MethodSpec]]) -> tuple[Ablation, ...]:
+        """A list of names, each made into one ablation (its name, its method) by `make`."""
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.error("methods", f"expected a list of method names, got {value!r}")
+            raise self.error(axis, f"expected a list of {what} names, got {value!r}")
         out = []
         for i, name in enumerate(value):
-            method = self.method(name, f"methods[{i}]")
-            if name in taken:
-                raise self.error(f"methods[{i}]", f"{name!r} is also an ablation's name; rename "
-                                 "the ablation or drop the method from the list")
-            taken.add(name)
-            out.append(Ablation(name=name, method=method))
+            ablation, method = make(name, f"{axis}[{i}]")
+            if ablation in taken:
+                raise self.error(f"{axis}[{i}]", f"{ablation!r} is also an ablation's name; "
+                                 f"rename the ablation or drop the {what} from the list")
+            taken.add(ablation)
+            out.append(Ablation(name=ablation, method=method))
         return tuple(out)

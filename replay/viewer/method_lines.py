@@ -14,6 +14,8 @@ from stratune_core.events import (
     ExecutionsRefused,
     ExemplarsChosen,
     FinalChosen,
+    GeneratorProposed,
+    GepaIteration,
     LessonsExtracted,
     MethodStarted,
     RevisionRound,
@@ -110,3 +112,28 @@ def _(e: EpochReviewed) -> Text:
     return Text(f"epoch {e.epoch + 1} review of {short_id(e.previous_id)} -> "
                 f"{short_id(e.current_id)}: {e.improved} improved, {e.regressed} regressed, "
                 f"{e.persistent_fail} still failing, {e.stable_success} still solved{memory}")
+
+
+@event_line.register
+def _(e: GepaIteration) -> Text:
+    return Text(gepa_outcome(e))
+
+
+def gepa_outcome(e: GepaIteration) -> str:
+    """One GEPA iteration in words: the parent, the proposal's minibatch sums, what became of it."""
+    head = f"iteration {e.round}: parent {short_id(e.parent_id)}"
+    if e.candidate_id is None:
+        return f"{head}, no proposal" + (f" ({e.detail})" if e.detail else "")
+    sums = f"minibatch {sum(e.parent_scores):.2f} -> {sum(e.candidate_scores):.2f}"
+    if not e.accepted:
+        return f"{head}, {short_id(e.candidate_id)} rejected ({sums})"
+    validation = "" if e.validation is None else f", validation {e.validation:.3f}"
+    return (f"{head}, {short_id(e.candidate_id)} added to the pool ({sums}{validation}); "
+            f"front of {len(e.front)}")
+
+
+@event_line.register
+def _(e: GeneratorProposed) -> Text:
+    made = short_id(e.candidate_id) if e.candidate_id else "nothing"
+    detail = f" ({e.detail})" if e.detail else ""
+    return Text(f"{e.generator.value} generator on {len(e.sample_ids)} executions: {made}{detail}")

@@ -15,6 +15,7 @@ from rich.text import Text
 from replay.serde import Manifest
 from replay.viewer.charts import HEIGHT, WIDTH
 from replay.viewer.costs import cost_table
+from replay.viewer.method_lines import gepa_outcome
 from replay.viewer.model import RunView
 from replay.viewer.style import short_id
 from replay.viewer.tables import cost_line
@@ -24,6 +25,7 @@ from stratune_core.events import (
     Event,
     ExemplarsChosen,
     FinalChosen,
+    GepaIteration,
     MethodStarted,
     RevisionRound,
     SkillScored,
@@ -130,6 +132,9 @@ def _row(e: Event) -> tuple[str, ...] | None:
         skill = short_id(e.candidate_id) if e.candidate_id else ""
         return (f"consolidation seed {e.seed}", skill, "", "",
                 f"{e.groups} groups" + (f": {e.detail}" if e.detail else ""))
+    if isinstance(e, GepaIteration) and e.candidate_id is not None:
+        return (f"iteration {e.round}", short_id(e.candidate_id), _score(e.validation), "",
+                gepa_outcome(e).split(", ", 1)[1])
     if isinstance(e, FinalChosen):
         scores = ", ".join(f"{short_id(s)} {v:.3f}" for s, v in zip(e.skill_ids, e.scores,
                                                                      strict=True))
@@ -152,6 +157,9 @@ def curve_points(events: Sequence[Event]) -> list[tuple[int, float, bool]]:
             value = e.score if kept and e.score is not None else e.reference_score
             if value is not None:
                 points.append((spent, value, kept))
+        elif isinstance(e, GepaIteration) and points and e.accepted and e.validation is not None:
+            best = max(p[1] for p in points)  # GEPA's current skill: the pool's best so far
+            points.append((spent, max(best, e.validation), e.validation > best))
     return points
 
 

@@ -33,8 +33,10 @@ def header(view: RunView, manifest: Manifest | None, evaluation: Mapping[str, An
         grid.add_row("task", Text(task))
         grid.add_row("target", Text(manifest.target))
         grid.add_row("optimizer", Text(manifest.optimizer))
-        grid.add_row("seed", Text(f"{manifest.seed} · profile {manifest.profile} · selector "
-                                  f"{manifest.config.selector}"))
+        generator = getattr(manifest.method, "generator", None)
+        choice = (f"generator {generator} (Table 4 hybrid)" if generator is not None
+                  else f"selector {manifest.config.selector}")
+        grid.add_row("seed", Text(f"{manifest.seed} · profile {manifest.profile} · {choice}"))
     else:
         grid.add_row("task", Text(task))
     limit = started.budget if started else 0

@@ -12,6 +12,7 @@ import math
 from attrs import frozen
 
 from stratune_core.methods.spec import (
+    GepaMethod,
     IterCotMethod,
     MethodSpec,
     SkillOptMethod,
@@ -67,4 +68,12 @@ def estimate(spec: MethodSpec, n_train: int, budget: int) -> MethodEstimate:
         per_step = math.ceil(batch / spec.minibatch) + 2  # analysts + merges
         return MethodEstimate(target_executions=min(budget, target),
                               optimizer_calls=steps * per_step + 2 * slow, steps=steps)
+    if isinstance(spec, GepaMethod):
+        # an iteration: the parent and the proposal on a minibatch, one reflection; assumed
+        # accepted one time in two, and then validated in full
+        val = min(max(1, round(spec.validation_frac * n_train)), max(0, n_train - 1))
+        per = 2 * spec.minibatch + math.ceil(val / 2)
+        steps = max(0, (budget - val) // per) if val <= budget else 0
+        return MethodEstimate(target_executions=min(budget, val + steps * per),
+                              optimizer_calls=steps, steps=steps)
     raise TypeError(f"no estimate for {type(spec).__name__}")

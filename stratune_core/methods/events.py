@@ -7,7 +7,7 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
-from stratune_core.methods.spec import Method
+from stratune_core.methods.spec import Generator, Method
 
 
 @frozen(kw_only=True)
@@ -147,3 +147,36 @@ class EpochReviewed:
     persistent_fail: int
     stable_success: int
     guidance: bool
+
+
+@frozen(kw_only=True)
+class GepaIteration:
+    """GEPA: one iteration of its loop. The parent drawn from the Pareto front, its scores on
+    the reflection minibatch, the proposal and its scores on the same minibatch, whether it
+    entered the pool (strictly better on the minibatch) with its internal validation score,
+    and the pool's Pareto front afterwards (skill ids, in pool order). `detail` says why an
+    iteration proposed nothing."""
+
+    round: int
+    parent_id: str
+    minibatch_ids: tuple[str, ...] = field(converter=tuple)
+    parent_scores: tuple[float, ...] = field(converter=tuple)
+    candidate_id: str | None = None
+    candidate_scores: tuple[float, ...] = field(default=(), converter=tuple)
+    accepted: bool = False
+    validation: float | None = None
+    front: tuple[str, ...] = field(default=(), converter=tuple)
+    detail: str = ""
+
+
+@frozen(kw_only=True)
+class GeneratorProposed:
+    """A hybrid of Table 4 (`--generator`): what another method's candidate generation made of
+    the current skill and the round's batch. `sample_ids`: the executions it was shown;
+    `candidate_id` None: it proposed nothing (`detail` says why)."""
+
+    round: int
+    generator: Generator = field(converter=Generator)
+    sample_ids: tuple[str, ...] = field(converter=tuple)
+    candidate_id: str | None = None
+    detail: str = ""

@@ -13,17 +13,17 @@ from typing import Any
 from stratune_core.config import Config
 from stratune_core.events import Event
 from stratune_core.llm import LLM
-from stratune_core.methods import iter_cot, skillopt, textgrad, trace2skill
-from stratune_core.methods.spec import Method, MethodSpec
+from stratune_core.methods import gepa_run, iter_cot, skillopt, textgrad, trace2skill
+from stratune_core.methods.spec import Method, MethodSpec, StraTuneMethod
 from stratune_core.run import iterate
 from stratune_core.task import Task
 
 Runner = Callable[[Any, Config, Task, LLM], Iterator[tuple[Any, tuple[Event, ...]]]]
 
 
-def _stratune(_spec: MethodSpec, config: Config, task: Task,
+def _stratune(spec: StraTuneMethod, config: Config, task: Task,
               llm: LLM) -> Iterator[tuple[Any, tuple[Event, ...]]]:
-    return iterate(config, task, llm)
+    return iterate(config, task, llm, spec.generator)
 
 
 _RUNNERS: dict[Method, Runner] = {
@@ -32,6 +32,7 @@ _RUNNERS: dict[Method, Runner] = {
     Method.ITER_COT: iter_cot.iterate,
     Method.TRACE2SKILL: trace2skill.iterate,
     Method.SKILLOPT: skillopt.iterate,
+    Method.GEPA: gepa_run.iterate,
 }
 
 

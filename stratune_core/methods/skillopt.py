@@ -28,23 +28,15 @@ from stratune_core.methods.finish import finish
 from stratune_core.methods.opening import open_with_validation
 from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.replies import last_block
-from stratune_core.methods.skillopt_edits import (
-    apply_selected,
-    edit_limit,
-    gate,
-    merge,
-    proposals,
-    top,
-)
+from stratune_core.methods.skillopt_edits import apply_selected, edit_limit, gate, proposals, top
 from stratune_core.methods.skillopt_prompts import (
-    ANALYST_SYSTEM,
     GUIDANCE_TAG,
     META_SYSTEM,
     SLOW_SYSTEM,
-    analyst_prompt,
     meta_prompt,
     slow_prompt,
 )
+from stratune_core.methods.skillopt_step import propose_edits
 from stratune_core.methods.spec import SkillOptMethod
 from stratune_core.methods.splits import chunks, epoch_order, steps_in
 from stratune_core.methods.state import MethodState
@@ -103,16 +95,10 @@ def _step(state: MethodState, env: Env, spec: SkillOptMethod, batch: Sequence[st
     parent, skill = state.current_id, state.current_text
     state, paid, _ = execute(state, env, parent, batch, purpose=MethodPurpose.ROLLOUT)
     executions = [e for e in (state.ledger.get(parent, x) for x in batch) if e is not None]
-    groups = [(True, g) for g in chunks([e for e in executions if not e.solved], spec.minibatch)]
-    groups += [(False, g) for g in chunks([e for e in executions if e.solved], spec.minibatch)]
-    replies = ask(env, [optimizer_request(env, analyst_prompt(skill, [render(env, e) for e in g],
-                                                              failed, meta),
-                                          kind=CallKind.REFLECTION, system=ANALYST_SYSTEM)
-                        for failed, g in groups])
-    found = tuple(p for reply in replies for p in proposals(reply))
-    merged = merge(env, skill, found, spec.merge_group) if found else ()
-    text, applied = apply_selected(skill, top(merged, limit))
-    selected = EditsSelected(round=state.round, proposed=len(found), merged=len(merged),
+    made = propose_edits(env, skill, executions, minibatch=spec.minibatch,
+                         merge_group=spec.merge_group, limit=limit, meta=meta)
+    text, applied = made.text, made.applied
+    selected = EditsSelected(round=state.round, proposed=made.proposed, merged=made.merged,
                              limit=limit, applied=applied)
     if applied == 0:
         return state, (*paid, selected, UpdateDecided(

@@ -22,6 +22,7 @@ class Method(enum.StrEnum):
     ITER_COT = "iter-cot"
     TRACE2SKILL = "trace2skill"
     SKILLOPT = "skillopt"
+    GEPA = "gepa"
 
 
 def _positive(_inst: object, attribute: attrs.Attribute, value: int) -> None:
@@ -36,11 +37,20 @@ def _fraction(_inst: object, attribute: attrs.Attribute, value: float) -> None:
                           f"{value}", field=attribute.name)
 
 
+class Generator(enum.StrEnum):
+    """Table 4's hybrids: whose candidate generation replaces StraTune's in each round."""
+
+    GEPA = "gepa"  # GEPA's reflective prompt mutation on a minibatch of 3 of the batch
+    SKILLOPT = "skillopt"  # one SkillOpt step's edits on the batch
+
+
 @frozen(kw_only=True)
 class StraTuneMethod:
-    """Adaptive operator selection with candidate evaluation: the settings live in `Config`."""
+    """Adaptive operator selection with candidate evaluation: the settings live in `Config`.
+    `generator`: a hybrid of Table 4 (None: StraTune's own candidate generation)."""
 
     method: ClassVar[Method] = Method.STRATUNE
+    generator: Generator | None = field(default=None, converter=attrs.converters.optional(Generator))
 
 
 @frozen(kw_only=True)
@@ -120,10 +130,38 @@ class SkillOptMethod:
     validation_frac: float = field(default=1 / 3, validator=_fraction)
 
 
-MethodSpec = StraTuneMethod | TextGradMethod | IterCotMethod | Trace2SkillMethod | SkillOptMethod
+@frozen(kw_only=True)
+class GepaMethod:
+    """GEPA through the `gepa` package: one editable component (the skill as the target's
+    system prompt), Pareto candidate selection, reflection minibatches of 3, merge off; train
+    split 80/20 for generation (GEPA's trainset) and internal validation (its valset)."""
+
+    method: ClassVar[Method] = Method.GEPA
+    minibatch: int = field(default=3, validator=_positive)
+    validation_frac: float = field(default=0.2, validator=_fraction)
+    candidate_selection: str = field(default="pareto")
+    use_merge: bool = False
+
+    @candidate_selection.validator
+    def _selection_ok(self, _attribute: attrs.Attribute, value: str) -> None:
+        if value not in GEPA_SELECTIONS:
+            raise ConfigError(f"method candidate_selection: use one of "
+                              f"{' | '.join(GEPA_SELECTIONS)}, got {value!r}",
+                              field="candidate_selection")
+
+
+# GEPA's candidate selection strategies that depend on nothing but its seed
+GEPA_SELECTIONS = ("pareto", "current_best")
+
+MethodSpec = (StraTuneMethod | TextGradMethod | IterCotMethod | Trace2SkillMethod | SkillOptMethod
+              | GepaMethod)
 
 SPECS: tuple[type[MethodSpec], ...] = MethodSpec.__args__  # type: ignore[attr-defined]
 _BY_METHOD: dict[Method, type[MethodSpec]] = {cls.method: cls for cls in SPECS}
+
+
+def generator_names() -> tuple[str, ...]:
+    return tuple(g.value for g in Generator)
 
 
 def method_names() -> tuple[str, ...]:

@@ -127,15 +127,16 @@ def stratune(*args: str, cwd: Path = ROOT, timeout: float = 300,
 
 
 def record_in_process(out: Path, *, seed: int = 3, test_split: str | None = None,
-                      n_train: int | None = None, **overrides: Any) -> Path:
+                      n_train: int | None = None, method: Any = None, **overrides: Any) -> Path:
     """The run `stratune train --task toy ... --seed 3` records, without a subprocess;
-    `overrides` are Config fields, as flags would set them."""
+    `overrides` are Config fields, as flags would set them; `method` a `MethodSpec`."""
     from replay import runner
     from replay.options import RunOptions
+    from stratune_core.methods.spec import StraTuneMethod
 
     options = RunOptions(task=TaskSpec(spec="toy", limit=n_train), target="scripted:toy-target",
                          optimizer="scripted:toy-optimizer", seed=seed,
-                         overrides=tuple(overrides.items()))
+                         overrides=tuple(overrides.items()), method=method or StraTuneMethod())
     with models.using(toy_extensions()):
         code = runner.train(options, str(out), Console(file=io.StringIO(), width=100),
                             test_split=test_split)

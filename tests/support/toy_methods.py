@@ -15,7 +15,12 @@ import attrs
 from attrs import field, frozen
 
 from llm_cache.records import Request, Response, Usage
-from stratune_core.methods import skillopt_prompts, textgrad_prompts, trace2skill_prompts
+from stratune_core.methods import (
+    gepa_prompts,
+    skillopt_prompts,
+    textgrad_prompts,
+    trace2skill_prompts,
+)
 from stratune_core.methods.replies import all_blocks
 from tests.support.toy import BAD_RULES, RULES, ToyOptimizer, _h, _skill_of
 
@@ -52,6 +57,8 @@ class MethodOptimizer:
             text = self._propose(prompt)
         elif system == skillopt_prompts.MERGE_SYSTEM:
             text = self._merge_proposals(prompt)
+        elif system == gepa_prompts.REFLECTION_SYSTEM:
+            text = self._reflect(prompt)
         elif system == skillopt_prompts.META_SYSTEM:
             text = f"<guidance>Conditional rules per marker help; {len(prompt) % 7} notes.</guidance>"
         else:
@@ -100,6 +107,21 @@ class MethodOptimizer:
         lessons = all_blocks(listed, "lesson")
         tag = trace2skill_prompts.SKILL_TAG
         return f"<{tag}>\n{_with_rules(skill, list(lessons))}\n</{tag}>"
+
+    def _reflect(self, prompt: str) -> str:
+        """GEPA's reflection: the instructions between the first fences, a rule for each marker
+        of an unsolved example; some replies carry an over-general rule, some no fence."""
+        parts = prompt.split("```")
+        skill = parts[1].strip("\n") if len(parts) > 2 else ""
+        unsolved = [block for block in prompt.split("# Example")[1:] if "not solved" in block]
+        wanted = [RULES[m] for m in RULES if any(f"[{m}]" in b for b in unsolved)]
+        h = _h(prompt)
+        if self.mixed and h % 5 == 1 and wanted:
+            marker = next(m for m, r in RULES.items() if r == wanted[0])
+            wanted = [BAD_RULES[marker]]  # over-general: the minibatch or the front must lose it
+        if self.mixed and h % 7 == 0:
+            return f"New instructions:\n{_with_rules(skill, wanted[:1])}"  # no fence at all
+        return f"Here they are.\n```\n{_with_rules(skill, wanted[:2])}\n```"
 
     def _propose(self, prompt: str) -> str:
         """Scored append edits: a rule per failing marker, a weak note for successes."""

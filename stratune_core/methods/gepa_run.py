@@ -1,0 +1,94 @@
+"""GEPA (paper App. "Baseline Settings") through the `gepa` package: one editable component
+(the skill, sent as the target's system prompt), Pareto candidate selection, reflection
+minibatches of 3, merge off, the train split 80/20 into GEPA's trainset (generation) and
+valset (internal validation). GEPA's metric-call budget is B and our ledger refuses any
+execution that would pass it; the final skill is GEPA's best: the pool's highest internal
+validation score, the earliest on a tie.
+
+GEPA's loop cannot be resumed mid-run without its own state files, so the whole loop runs
+inside one step and its iterations are yielded when it returns. A killed run reruns it from
+the start: seeded by the run's seed and answered by the cache, it makes the same calls in
+the same order and yields the same events.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from stratune_core.config import Config
+from stratune_core.context import Env
+from stratune_core.enums import StopReason
+from stratune_core.errors import ConfigError
+from stratune_core.events import Event
+from stratune_core.llm import LLM
+from stratune_core.methods.events import FinalChosen, SplitMade
+from stratune_core.methods.finish import finish
+from stratune_core.methods.gepa_adapter import Bridge, BudgetSpent
+from stratune_core.methods.gepa_prompts import COMPONENT
+from stratune_core.methods.spec import GepaMethod
+from stratune_core.methods.splits import split_fit_validation
+from stratune_core.methods.state import MethodState, start
+from stratune_core.task import Task
+
+Step = tuple[MethodState, tuple[Event, ...]]
+
+
+class _Quiet:
+    """GEPA's logger: its messages carry nothing the events do not, so they are dropped."""
+
+    def log(self, message: str) -> None:
+        del message
+
+
+def require_gepa() -> Any:
+    """The `gepa` package, or a one-line error saying how to install it."""
+    try:
+        import gepa
+    except ImportError:
+        raise ConfigError("--method gepa / --generator gepa: the gepa package is not installed; "
+                          "pip install 'stratune[gepa]'", field="method") from None
+    return gepa
+
+
+def iterate(spec: GepaMethod, config: Config, task: Task, llm: LLM) -> Iterator[Step]:
+    gepa = require_gepa()
+    env = Env.build(config, task, llm)
+    state, opening = start(spec, config, task)
+    fit, val = split_fit_validation(env.train_ids, spec.validation_frac, config.seed)
+    yield state, (*opening, SplitMade(fit_ids=fit, validation_ids=val))
+    bridge = Bridge(env=env, state=state, fit=fit, validation=val,
+                    idle_limit=math.ceil(len(fit) / spec.minibatch), max_rounds=config.max_rounds)
+    try:
+        gepa.optimize(
+            seed_candidate={COMPONENT: state.current_text}, trainset=list(fit), valset=list(val),
+            adapter=bridge, reflection_lm=bridge, candidate_selection_strategy=spec.candidate_selection,
+            reflection_minibatch_size=spec.minibatch, use_merge=spec.use_merge,
+            max_metric_calls=state.budget.limit, stop_callbacks=bridge.should_stop,
+            callbacks=[bridge], logger=_Quiet(), seed=config.seed, track_best_outputs=False,
+            display_progress_bar=False, raise_on_exception=True)
+        if bridge.failure is not None:
+            raise bridge.failure
+    except BudgetSpent:
+        pass  # a refused group: B is spent as far as GEPA's next step goes
+    reason = bridge.stop_reason() or StopReason.BUDGET  # else: GEPA's metric calls reached B
+    for chunk in bridge.chunks:
+        yield chunk.state, tuple(chunk.events)
+    state = bridge.state
+    tail: list[Event] = list(bridge.pending)
+    final = state.current_id  # the initial skill, when B could not pay for its validation
+    if bridge.pool:
+        pool = tuple(bridge.pool)
+        scores = tuple(_mean(state, s, val) for s in pool)
+        final = pool[max(range(len(pool)), key=lambda i: (scores[i], -i))]
+        tail.append(FinalChosen(skill_ids=pool, scores=scores, final_id=final))
+    if final != state.current_id:
+        state = state.accept(final)
+    state, done = finish(state, final, reason)
+    yield state, (*tail, *done)
+
+
+def _mean(state: MethodState, skill_id: str, ids: tuple[str, ...]) -> float:
+    scores = state.ledger.scores(skill_id, ids)
+    return sum(scores) / len(scores) if scores else 0.0
