@@ -8,7 +8,6 @@ import os
 import resource
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -20,6 +19,7 @@ from attrs import field, frozen
 
 from replay.tasks.sandbox import bubblewrap, landlock_tier
 from replay.tasks.sandbox.cgroup import RunGroup
+from replay.tasks.sandbox.cleanup import read_regular, remove_tree
 from replay.tasks.sandbox.layout import RunDir
 from replay.tasks.sandbox.limits import DEFAULT_LIMITS, Limits, apply_rlimits
 from replay.tasks.sandbox.tiers import Tier, TierName, choose
@@ -37,6 +37,7 @@ class SandboxResult:
     stdout: str
     stderr: str
     outputs: tuple[tuple[str, bytes], ...] = field(default=(), converter=tuple)
+    output_problem: str = ""  # why the output file did not come back, if it did not
 
     @property
     def ok(self) -> bool:
@@ -52,31 +53,10 @@ def _env(home: str, tmp: str) -> dict[str, str]:
             "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"}
 
 
-def _read_regular(path: Path, cap: int) -> bytes | None:
-    """Read an output file without following a symlink the program may have planted."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return fh.read(cap)
-
-
 def _tail(path: Path, limit: int = 2000) -> str:
     with open(path, "rb") as fh:
         fh.seek(max(0, os.fstat(fh.fileno()).st_size - limit))
         return fh.read().decode("utf-8", "replace")
-
-
-def _remove(base: Path) -> None:
-    """Delete the run directory even where the program removed its own permissions."""
-    for root, dirs, _ in os.walk(base):
-        for d in dirs:
-            with contextlib.suppress(OSError):
-                os.chmod(os.path.join(root, d), 0o700, follow_symlinks=False)
-    shutil.rmtree(base, ignore_errors=True)
 
 
 def _prepare(run: RunDir, code: str, inputs: Mapping[str, Path | bytes]) -> None:
@@ -213,13 +193,12 @@ def run_python(
         exit_code, timed_out, limit = _wait(tier, proc, run, limits)
         if group is not None:  # nothing of the run may write after this point
             group.remove()
-        outputs = []
-        data = _read_regular(run.work / output_name, limits.file_bytes)
-        if data is not None:
-            outputs.append((output_name, data))
-        return SandboxResult(exit_code=exit_code, timed_out=timed_out, limit=limit, stdout=_tail(run.stdout),
-                             stderr=_tail(run.stderr), outputs=tuple(outputs))
+        data, problem = read_regular(run.work / output_name, limits.file_bytes)
+        outputs = () if data is None else ((output_name, data),)
+        return SandboxResult(exit_code=exit_code, timed_out=timed_out, limit=limit,
+                             stdout=_tail(run.stdout), stderr=_tail(run.stderr), outputs=outputs,
+                             output_problem=problem)
     finally:
         if group is not None:
             group.remove()
-        _remove(run.base)
+        remove_tree(run.base)
