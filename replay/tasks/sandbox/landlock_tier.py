@@ -4,19 +4,23 @@ No namespaces are needed. Landlock (through `py-landlock`) limits the program to
 system and interpreter directories and writing its own work directory, forbids TCP, and
 scopes signals and abstract unix sockets to the run; a seccomp filter (`pyseccomp`) refuses
 `socket()` itself, which also closes unix socket files and UDP; `supervisor.py` kills every
-descendant at the end. Root runs keep uid 0 but lose every capability, and need a cgroup for
-the process limit (RLIMIT_NPROC does not bind uid 0).
+descendant at the end. Root runs lose every capability and run as `nobody` where nobody can
+run the interpreter (else they keep uid 0); they need a cgroup for the process limit.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 
+from replay.tasks.sandbox import syscalls
 from replay.tasks.sandbox.layout import (
     DEVICES,
+    NOBODY,
     SYSTEM_DIRS,
     SYSTEM_FILES,
     RunDir,
@@ -26,6 +30,7 @@ from replay.tasks.sandbox.limits import Limits
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 MIN_ABI = 6  # signal and abstract-socket scoping
+THREAD_SLACK = 32
 
 
 def abi_version() -> int:
@@ -54,16 +59,36 @@ def missing_parts() -> str:
     return ""
 
 
-def user_process_count() -> int:
+def user_task_count() -> int:
+    """Tasks (threads included, as RLIMIT_NPROC counts them) the user has now, plus room for
+    threads the caller starts while the run begins (thread pools grow on demand)."""
     uid = os.getuid()
     count = 0
     for entry in os.listdir("/proc"):
         try:
             if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
-                count += 1
+                count += len(os.listdir(f"/proc/{entry}/task"))
         except OSError:
             continue
-    return count
+    return count + THREAD_SLACK
+
+
+@functools.cache
+def nobody_can_run() -> bool:
+    """True when `nobody` can reach and run the interpreter and the virtualenv (no closed
+    directory such as a 0700 /root above them): then root's runs drop to nobody."""
+    for root in interpreter_roots():
+        for step in (*root.parents, root):
+            if not os.stat(step).st_mode & stat.S_IXOTH:
+                return False
+    return True
+
+
+def program_uid() -> int:
+    """The uid the program runs as: root's runs drop to nobody where it can run Python."""
+    if os.geteuid() != 0:
+        return os.geteuid()
+    return NOBODY if nobody_can_run() else 0
 
 
 def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
@@ -71,7 +96,7 @@ def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
     """Write the supervisor's config into the run directory; return its argv."""
     roots = [str(r) for r in interpreter_roots()]
     dirs = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
-    nproc_base = 0 if cgroup or os.geteuid() == 0 else user_process_count()
+    nproc_base = 0 if cgroup or os.geteuid() == 0 else user_task_count()
     cfg = {
         "parent": os.getpid(),
         "argv": argv,
@@ -85,6 +110,8 @@ def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
         "rlimits": [list(p) for p in limits.rlimits(cgroup=cgroup, nproc_base=nproc_base)],
         "wall_seconds": limits.wall_seconds,
         "result": str(run.base / "result.json"),
+        "seccomp": syscalls.as_config(syscalls.rules(landlock=True)),
+        "uid": program_uid(),
     }
     config = run.base / "supervisor.json"
     config.write_text(json.dumps(cfg))

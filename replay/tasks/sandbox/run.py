@@ -17,10 +17,10 @@ from pathlib import Path
 
 from attrs import field, frozen
 
-from replay.tasks.sandbox import bubblewrap, landlock_tier
+from replay.tasks.sandbox import bubblewrap, landlock_tier, workspace
 from replay.tasks.sandbox.cgroup import RunGroup
 from replay.tasks.sandbox.cleanup import read_regular, remove_tree
-from replay.tasks.sandbox.layout import RunDir
+from replay.tasks.sandbox.layout import NOBODY, RunDir
 from replay.tasks.sandbox.limits import DEFAULT_LIMITS, Limits, apply_rlimits
 from replay.tasks.sandbox.tiers import Tier, TierName, choose
 
@@ -59,35 +59,44 @@ def _tail(path: Path, limit: int = 2000) -> str:
         return fh.read().decode("utf-8", "replace")
 
 
-def _prepare(run: RunDir, code: str, inputs: Mapping[str, Path | bytes]) -> None:
+def _prepare(tier: Tier, run: RunDir, code: str, inputs: Mapping[str, Path | bytes],
+             limits: Limits) -> None:
     run.prog.mkdir()
     run.work.mkdir()
+    uid = NOBODY if tier.name is TierName.BUBBLEWRAP else landlock_tier.program_uid()
+    if workspace.privileged():
+        workspace.mount_work(run, limits, uid)
     for name, source in inputs.items():
         target = run.work / Path(name).name
         if isinstance(source, bytes):
             target.write_bytes(source)
         else:
             shutil.copyfile(source, target)
+    if tier.name is TierName.LANDLOCK:
+        (run.work / ".tmp").mkdir()
     shutil.copyfile(RUNNER, run.prog / "runner.py")
     (run.prog / "solution.py").write_text(code, encoding="utf-8")
+    if workspace.privileged():
+        workspace.hand_over(run, uid)
 
 
 def _command(tier: Tier, run: RunDir, input_name: str, output_name: str,
-             limits: Limits) -> list[str]:
+             limits: Limits) -> tuple[list[str], list[int]]:
+    """The argv that starts the run, and the fds it must inherit."""
     if tier.name is TierName.BUBBLEWRAP:
         prog, work = bubblewrap.PROG, bubblewrap.WORK
-        nproc = dict(limits.rlimits(cgroup=tier.cgroup))[resource.RLIMIT_NPROC]
+        nproc = dict(limits.rlimits(cgroup=tier.cgroup)).get(resource.RLIMIT_NPROC)
         argv = [sys.executable, "-I", str(prog / "runner.py"), str(prog / "solution.py"),
-                str(work / input_name), str(work / output_name), str(nproc)]
+                str(work / input_name), str(work / output_name)]
+        argv += [str(nproc)] if nproc else []
         return bubblewrap.command(run, argv, _env(str(work), "/tmp"), limits)
-    (run.work / ".tmp").mkdir()
     argv = [sys.executable, "-I", str(run.prog / "runner.py"), str(run.prog / "solution.py"),
             str(run.work / input_name), str(run.work / output_name)]
     env = _env(str(run.work), str(run.work / ".tmp"))
-    return landlock_tier.command(run, argv, env, limits, cgroup=tier.cgroup)
+    return landlock_tier.command(run, argv, env, limits, cgroup=tier.cgroup), []
 
 
-def _start(tier: Tier, argv: list[str], run: RunDir, group: RunGroup | None,
+def _start(tier: Tier, argv: list[str], fds: list[int], run: RunDir, group: RunGroup | None,
            limits: Limits) -> subprocess.Popen[bytes]:
     # The Landlock supervisor sets the program's rlimits itself and must stay free to kill.
     # RLIMIT_NPROC is left to the runner inside bubblewrap's user namespace: on bwrap it
@@ -102,7 +111,7 @@ def _start(tier: Tier, argv: list[str], run: RunDir, group: RunGroup | None,
 
     with open(run.stdout, "wb") as out, open(run.stderr, "wb") as err:
         return subprocess.Popen(argv, cwd=run.base, env={"PATH": "/usr/bin:/bin"},
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, pass_fds=fds,
                                 start_new_session=True, preexec_fn=setup)  # noqa: PLW1509
 
 
@@ -159,13 +168,14 @@ def _wait(tier: Tier, proc: subprocess.Popen[bytes], run: RunDir,
             if problem := _over_quota(run.work, limits):
                 _stop(proc, bwrap)
                 return None, False, problem
+    full = workspace.full(run.work) if workspace.privileged() else ""
     if bwrap:
-        return code, False, ""
+        return code, False, full
     try:
         outcome = json.loads((run.base / "result.json").read_text())
     except (OSError, ValueError):
-        return code if code else 125, False, ""
-    return outcome["exit_code"], bool(outcome["timed_out"]), ""
+        return code if code else 125, False, full
+    return outcome["exit_code"], bool(outcome["timed_out"]), full
 
 
 def run_python(
@@ -184,12 +194,13 @@ def run_python(
     tier = tier or choose()
     run = RunDir(Path(tempfile.mkdtemp(prefix="stratune-run-")))
     group: RunGroup | None = None
+    fds: list[int] = []
     try:
-        _prepare(run, code, inputs or {})
-        argv = _command(tier, run, input_name, output_name, limits)
+        _prepare(tier, run, code, inputs or {}, limits)
+        argv, fds = _command(tier, run, input_name, output_name, limits)
         if tier.cgroup:
             group = RunGroup.create(limits.memory_bytes, limits.processes)
-        proc = _start(tier, argv, run, group, limits)
+        proc = _start(tier, argv, fds, run, group, limits)
         exit_code, timed_out, limit = _wait(tier, proc, run, limits)
         if group is not None:  # nothing of the run may write after this point
             group.remove()
@@ -199,6 +210,10 @@ def run_python(
                              stdout=_tail(run.stdout), stderr=_tail(run.stderr), outputs=outputs,
                              output_problem=problem)
     finally:
+        for fd in fds:
+            os.close(fd)
         if group is not None:
             group.remove()
+        if workspace.privileged():
+            workspace.unmount_work(run)
         remove_tree(run.base)

@@ -2,15 +2,16 @@
 
 It stays outside the confinement, forks the program, and confines the child before exec:
 its own session, rlimits, a Landlock ruleset (read the system and the interpreter, write only
-the work directory, no TCP, no signals or abstract sockets outside the run), a seccomp filter
-that refuses new sockets and other kernel interfaces a spreadsheet program never needs, and,
-when started as root, no capabilities (setpriv: empty bounding set, `noroot` securebits).
+the work directory, no TCP, no signals or abstract sockets outside the run), the seccomp
+filter of `syscalls.py` (no new sockets, no file metadata changes, no SysV IPC, no namespaces,
+no ptrace, ...), and, when started as root, no capabilities (setpriv: empty bounding set,
+`noroot` securebits) and the uid `nobody` where nobody can reach the interpreter.
 As a child subreaper it inherits every orphan of the run, so when the program ends or its
 wall time runs out it kills all descendants, reaps them, and writes the outcome.
 """
 
 import contextlib
-import errno
+import importlib.util
 import json
 import os
 import resource
@@ -21,14 +22,17 @@ import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-DENIED_SYSCALLS = (
-    "socket", "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key",
-    "request_key", "ptrace", "process_vm_readv", "process_vm_writev", "bpf",
-    "perf_event_open", "userfaultfd", "mount", "umount2", "pivot_root", "unshare", "setns",
-)
 SETPRIV = ("/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all",
            "--securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,"
-           "+keep_caps_locked", "--")
+           "+keep_caps_locked")
+
+
+def _syscalls():  # noqa: ANN202 - the sibling module, loaded by path (this is a script)
+    spec = importlib.util.spec_from_file_location(
+        "stratune_sandbox_syscalls", os.path.join(os.path.dirname(__file__), "syscalls.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _prctl(option: int, value: int) -> None:
@@ -39,8 +43,7 @@ def _prctl(option: int, value: int) -> None:
         raise OSError(ctypes.get_errno(), f"prctl({option})")
 
 
-def _confine(cfg: dict) -> None:
-    import pyseccomp
+def _confine(cfg: dict, seccomp: object) -> None:
     from py_landlock import AccessFs, Landlock
 
     for which, value in cfg["rlimits"]:
@@ -52,20 +55,19 @@ def _confine(cfg: dict) -> None:
     rules.allow_read(cfg["prog"])
     rules.allow_read_write(cfg["work"])
     rules.apply()  # also sets no_new_privs
-    rule = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-    for name in DENIED_SYSCALLS:
-        rule.add_rule(pyseccomp.ERRNO(errno.EACCES), name)
-    rule.load()
+    seccomp.load()
 
 
-def _child(cfg: dict) -> None:
+def _child(cfg: dict, seccomp: object) -> None:
     try:
         os.setsid()
         os.chdir(cfg["work"])
-        _confine(cfg)
+        _confine(cfg, seccomp)
         argv = list(cfg["argv"])
         if os.geteuid() == 0:
-            argv = [*SETPRIV, *argv]
+            uid = cfg["uid"]
+            who = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if uid else []
+            argv = [*SETPRIV, *who, "--", *argv]
         os.execve(argv[0], argv, cfg["env"])
     except BaseException as exc:  # noqa: BLE001 - report anything, then never run unconfined
         os.write(2, f"sandbox setup failed: {exc!r}\n".encode())
@@ -116,6 +118,7 @@ def main() -> None:
     import pyseccomp  # noqa: F401
 
     py_landlock.get_abi_version()  # loads libc now
+    seccomp = _syscalls().build(cfg["seccomp"])
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != cfg["parent"]:
         sys.exit(125)  # the parent is already gone: run nothing
@@ -124,7 +127,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     pid = os.fork()
     if pid == 0:
-        _child(cfg)
+        _child(cfg, seccomp)
     pidfd = os.pidfd_open(pid)
     deadline = time.monotonic() + cfg["wall_seconds"]
     status = None
