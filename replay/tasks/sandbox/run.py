@@ -168,7 +168,8 @@ def _wait(tier: Tier, proc: subprocess.Popen[bytes], run: RunDir,
             if problem := _over_quota(run.work, limits):
                 _stop(proc, bwrap)
                 return None, False, problem
-    full = workspace.full(run.work) if workspace.privileged() else ""
+    # Without a kernel bound a fast writer can finish between two looks: look once more.
+    full = workspace.full(run.work) if workspace.privileged() else _over_quota(run.work, limits)
     if bwrap:
         return code, False, full
     try:
