@@ -14,6 +14,7 @@ import functools
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from replay.tasks.sandbox.limits import Limits
 
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 MIN_ABI = 6  # signal and abstract-socket scoping
-THREAD_SLACK = 32
+THREAD_SLACK = 8  # a bound on what a fork bomb gains too: keep it small
 
 
 def abi_version() -> int:
@@ -73,22 +74,46 @@ def user_task_count() -> int:
     return count + THREAD_SLACK
 
 
-@functools.cache
-def nobody_can_run() -> bool:
-    """True when `nobody` can reach and run the interpreter and the virtualenv (no closed
-    directory such as a 0700 /root above them): then root's runs drop to nobody."""
+def closed_ancestors() -> dict[str, list[str]]:
+    """The outermost directory closed to others (a 0700 /root) above each interpreter root,
+    with the roots beneath it; a root itself closed maps to itself (nothing can open it)."""
+    closed: dict[str, list[str]] = {}
     for root in interpreter_roots():
-        for step in (*root.parents, root):
-            if not os.stat(step).st_mode & stat.S_IXOTH:
-                return False
-    return True
+        for step in (*reversed(root.parents), root):
+            if step != Path("/") and not os.stat(step).st_mode & stat.S_IXOTH:
+                closed.setdefault(str(step), []).append(str(root))
+                break
+    return closed
 
 
+_UNCOVER_PROBE = """
+import ctypes, os, sys, tempfile
+libc = ctypes.CDLL(None, use_errno=True)
+target = tempfile.mkdtemp()
+ok = (libc.unshare(0x20000) == 0 and libc.mount(None, b"/", None, 0x4000 | 0x40000, None) == 0
+      and libc.mount(b"tmpfs", target.encode(), b"tmpfs", 0, b"size=64k") == 0)
+libc.umount2(target.encode(), 2)
+os.rmdir(target)
+sys.exit(0 if ok else 1)
+"""
+
+
+@functools.cache
 def program_uid() -> int:
-    """The uid the program runs as: root's runs drop to nobody where it can run Python."""
+    """The uid the program runs as. A user's runs keep theirs. Root's run as nobody when
+    nobody can reach the interpreter, directly or through a private mount namespace that
+    opens the closed directories above it (see the supervisor); else as uid 0 without
+    capabilities."""
     if os.geteuid() != 0:
         return os.geteuid()
-    return NOBODY if nobody_can_run() else 0
+    closed = closed_ancestors()
+    if not closed:
+        return NOBODY
+    if any(str(r) in closed for r in interpreter_roots()):
+        return 0
+    probe = subprocess.run([sys.executable, "-I", "-c", _UNCOVER_PROBE], capture_output=True,
+                           timeout=30, check=False)
+    return NOBODY if probe.returncode == 0 else 0
 
 
 def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
@@ -112,6 +137,7 @@ def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
         "result": str(run.base / "result.json"),
         "seccomp": syscalls.as_config(syscalls.rules(landlock=True)),
         "uid": program_uid(),
+        "uncover": closed_ancestors() if program_uid() == NOBODY else {},
     }
     config = run.base / "supervisor.json"
     config.write_text(json.dumps(cfg))

@@ -43,6 +43,35 @@ def _prctl(option: int, value: int) -> None:
         raise OSError(ctypes.get_errno(), f"prctl({option})")
 
 
+CLONE_NEWNS = 0x20000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
+
+
+def _uncover(closed: dict[str, list[str]]) -> None:
+    """Root about to become nobody: in a private mount namespace, lay an empty 0755 tmpfs
+    over each closed directory above the interpreter (a 0700 /root) and bind only the
+    interpreter back, so nobody can run it and sees nothing else of that directory."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(status: int, what: str) -> None:
+        if status != 0:
+            raise OSError(ctypes.get_errno(), what)
+
+    check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+    for top, keep in closed.items():
+        fds = [os.open(path, os.O_PATH | os.O_DIRECTORY) for path in keep]
+        check(libc.mount(b"tmpfs", top.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                         b"mode=0755,size=1m"), f"tmpfs over {top}")
+        for path, fd in zip(keep, fds, strict=True):
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            check(libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None,
+                             MS_BIND | MS_REC, None), f"bind {path}")
+            os.close(fd)
+
+
 def _confine(cfg: dict, seccomp: object) -> None:
     from py_landlock import AccessFs, Landlock
 
@@ -61,6 +90,8 @@ def _confine(cfg: dict, seccomp: object) -> None:
 def _child(cfg: dict, seccomp: object) -> None:
     try:
         os.setsid()
+        if cfg["uncover"]:
+            _uncover(cfg["uncover"])
         os.chdir(cfg["work"])
         _confine(cfg, seccomp)
         argv = list(cfg["argv"])
