@@ -88,10 +88,10 @@ def _data_fd(data: bytes) -> int:
 
 def _open_parents(path: Path) -> list[str]:
     """Mount-point directories bwrap would make 0700 (closed to a program running as host
-    nobody) made 0755 first; those under a tmpfs bound earlier already exist."""
+    nobody) made 0755 first, including those inside the private /tmp."""
     args: list[str] = []
     for step in reversed(path.parents):
-        if step != Path("/") and not any(step.is_relative_to(d) for d in ("/tmp", *SYSTEM_DIRS)):
+        if step not in (Path("/"), Path("/tmp")) and not any(step.is_relative_to(d) for d in SYSTEM_DIRS):
             args += ["--perms", "0755", "--dir", str(step)]
     return args
 
