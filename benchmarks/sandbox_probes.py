@@ -1,5 +1,9 @@
 """The sandbox's hostile-probe table: blocked / contained / escaped per setting.
 
+A probe that was blocked or contained but still learnt something a tier cannot hide (a
+path's size and times under Landlock, the run directory's own path in a user's mountinfo)
+is counted in the last column, with its detail in the listing.
+
 Runs every probe of tests/sandbox_probes.py on every tier this machine offers, as the
 current user; started as root it runs again as an unprivileged uid (the same drop the
 test suite uses), so one call prints all four settings.
@@ -87,13 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         who = "root" if row["uid"] == 0 else "user"
         print(f"{who:5} {row['tier']:10} {row['probe']:18} {row['verdict']:9} {row['detail']}")
     print()
-    print("| setting | blocked | contained | escaped |")
-    print("|---|---|---|---|")
+    print("| setting | blocked | contained | escaped | of which leak metadata |")
+    print("|---|---|---|---|---|")
     for key in sorted({(r["uid"] == 0, r["tier"]) for r in rows}, reverse=True):
-        counts = Counter(r["verdict"] for r in rows if (r["uid"] == 0, r["tier"]) == key)
+        mine = [r for r in rows if (r["uid"] == 0, r["tier"]) == key]
+        counts = Counter(r["verdict"] for r in mine)
+        leaks = sum(bool(r["detail"]) and r["verdict"] != "escaped" for r in mine)
         who = "root" if key[0] else "non-root"
         print(f"| {who}, {key[1]} | {counts['blocked']} | {counts['contained']} | "
-              f"{counts['escaped']} |")
+              f"{counts['escaped']} | {leaks} |")
     return 0
 
 

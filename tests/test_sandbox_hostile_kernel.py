@@ -125,3 +125,20 @@ def test_probe_files_are_left_as_they_were(tmp_path: Path, tier_name: TierName) 
     outcome = probes.probe_metadata(tier_or_skip(tier_name), FAST, [copy])
     assert outcome.verdict == "blocked", outcome
     assert os.stat(copy).st_mode & 0o7777 == 0o755
+
+
+COPIES = '''
+import shutil
+shutil.copy(INPUT_PATH, "copy.txt")  # sets the copy's mode
+shutil.copy2(INPUT_PATH, "copy2.txt")  # and its times and extended attributes
+shutil.copytree(".", "tree", ignore=shutil.ignore_patterns("tree", ".tmp"))
+open(OUTPUT_PATH, "w").write(open("copy2.txt").read() + open("tree/copy.txt").read())
+'''
+
+
+def test_honest_copies_with_metadata_still_work(tier_name: TierName) -> None:
+    """shutil.copy, copy2 and copytree, which set modes, times and attributes, succeed in
+    every tier (the Landlock tier drops those changes instead of failing them)."""
+    result = run_python(COPIES, limits=FAST, tier=tier_or_skip(tier_name),
+                        inputs={"in.txt": b"abc"}, input_name="in.txt", output_name="out.txt")
+    assert result.ok and result.output("out.txt") == b"abcabc", result
