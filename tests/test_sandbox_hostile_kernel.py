@@ -17,7 +17,7 @@ import pytest
 
 from llm_cache.records import Response
 from replay.tasks import spreadsheet
-from replay.tasks.sandbox import TierName, run, run_python
+from replay.tasks.sandbox import TierName, run, run_python, workspace
 from tests import sandbox_probes as probes
 from tests.sandbox_fixtures import FAST, GOOD, TIER_PARAMS, tier_or_skip, write_layout
 
@@ -142,3 +142,14 @@ def test_honest_copies_with_metadata_still_work(tier_name: TierName) -> None:
     result = run_python(COPIES, limits=FAST, tier=tier_or_skip(tier_name),
                         inputs={"in.txt": b"abc"}, input_name="in.txt", output_name="out.txt")
     assert result.ok and result.output("out.txt") == b"abcabc", result
+
+
+def test_where_mounts_are_refused_the_watch_bounds_the_work_directory(
+    tier_name: TierName, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a tmpfs work directory (a user, or root where mounts are refused) the disk
+    probe is still stopped or refused, and scores nothing."""
+    monkeypatch.setattr(workspace, "_can_mount", [False])
+    outcome = probes.probe_disk(tier_or_skip(tier_name), FAST, list)
+    assert outcome.verdict in ("blocked", "contained"), outcome
+    assert not outcome.result.ok or "BLOCKED write" in outcome.result.stdout, outcome

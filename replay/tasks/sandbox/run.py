@@ -60,12 +60,12 @@ def _tail(path: Path, limit: int = 2000) -> str:
 
 
 def _prepare(tier: Tier, run: RunDir, code: str, inputs: Mapping[str, Path | bytes],
-             limits: Limits) -> None:
+             limits: Limits) -> bool:
+    """Lay out the run directory; True when the work directory is a bounded tmpfs."""
     run.prog.mkdir()
     run.work.mkdir()
     uid = NOBODY if tier.name is TierName.BUBBLEWRAP else landlock_tier.program_uid()
-    if workspace.privileged():
-        workspace.mount_work(run, limits, uid)
+    bounded = workspace.privileged() and workspace.mount_work(run, limits, uid)
     for name, source in inputs.items():
         target = run.work / Path(name).name
         if isinstance(source, bytes):
@@ -78,6 +78,7 @@ def _prepare(tier: Tier, run: RunDir, code: str, inputs: Mapping[str, Path | byt
     (run.prog / "solution.py").write_text(code, encoding="utf-8")
     if workspace.privileged():
         workspace.hand_over(run, uid)
+    return bounded
 
 
 def _command(tier: Tier, run: RunDir, input_name: str, output_name: str,
@@ -151,8 +152,8 @@ def _stop(proc: subprocess.Popen[bytes], bwrap: bool) -> None:
         proc.wait()
 
 
-def _wait(tier: Tier, proc: subprocess.Popen[bytes], run: RunDir,
-          limits: Limits) -> tuple[int | None, bool, str]:
+def _wait(tier: Tier, proc: subprocess.Popen[bytes], run: RunDir, limits: Limits,
+          bounded: bool) -> tuple[int | None, bool, str]:
     """(exit code, timed out, limit that stopped the run) while watching the work dir."""
     bwrap = tier.name is TierName.BUBBLEWRAP
     deadline = time.monotonic() + limits.wall_seconds + (0 if bwrap else _SUPERVISOR_GRACE)
@@ -169,7 +170,7 @@ def _wait(tier: Tier, proc: subprocess.Popen[bytes], run: RunDir,
                 _stop(proc, bwrap)
                 return None, False, problem
     # Without a kernel bound a fast writer can finish between two looks: look once more.
-    full = workspace.full(run.work) if workspace.privileged() else _over_quota(run.work, limits)
+    full = workspace.full(run.work) if bounded else _over_quota(run.work, limits)
     if bwrap:
         return code, False, full
     try:
@@ -196,13 +197,14 @@ def run_python(
     run = RunDir(Path(tempfile.mkdtemp(prefix="stratune-run-")))
     group: RunGroup | None = None
     fds: list[int] = []
+    bounded = False
     try:
-        _prepare(tier, run, code, inputs or {}, limits)
+        bounded = _prepare(tier, run, code, inputs or {}, limits)
         argv, fds = _command(tier, run, input_name, output_name, limits)
         if tier.cgroup:
             group = RunGroup.create(limits.memory_bytes, limits.processes)
         proc = _start(tier, argv, fds, run, group, limits)
-        exit_code, timed_out, limit = _wait(tier, proc, run, limits)
+        exit_code, timed_out, limit = _wait(tier, proc, run, limits, bounded)
         if group is not None:  # nothing of the run may write after this point
             group.remove()
         data, problem = read_regular(run.work / output_name, limits.file_bytes)
@@ -215,6 +217,6 @@ def run_python(
             os.close(fd)
         if group is not None:
             group.remove()
-        if workspace.privileged():
+        if bounded:
             workspace.unmount_work(run)
         remove_tree(run.base)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import functools
 import os
 from pathlib import Path
@@ -24,6 +25,7 @@ from replay.tasks.sandbox.limits import Limits
 MNT_DETACH = 2
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
 _INODE_SLACK = 8  # the directory itself, TMPDIR, the inputs
+_can_mount = [True]  # cleared once the kernel refuses: no retry per run
 
 
 @functools.cache
@@ -35,14 +37,22 @@ def privileged() -> bool:
     return os.geteuid() == 0
 
 
-def mount_work(run: RunDir, limits: Limits, uid: int) -> None:
-    """Make `run.work` a tmpfs of the run's size and file count, owned by `uid` (root only)."""
+def mount_work(run: RunDir, limits: Limits, uid: int) -> bool:
+    """Make `run.work` a tmpfs of the run's size and file count, owned by `uid` (root only).
+    False where mounts are refused (a container without CAP_SYS_ADMIN): the work directory
+    then stays a plain one, watched like a user's."""
+    if not _can_mount[0]:
+        return False
     options = (f"size={limits.work_bytes},nr_inodes={limits.work_files + _INODE_SLACK},"
                f"mode=0700,uid={uid},gid={uid}").encode()
     flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
-    if _libc().mount(b"tmpfs", str(run.work).encode(), b"tmpfs", flags, options) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"cannot mount the run's work directory: {os.strerror(err)}")
+    if _libc().mount(b"tmpfs", str(run.work).encode(), b"tmpfs", flags, options) == 0:
+        return True
+    if ctypes.get_errno() in (errno.EPERM, errno.EACCES):
+        _can_mount[0] = False
+        return False
+    err = ctypes.get_errno()
+    raise OSError(err, f"cannot mount the run's work directory: {os.strerror(err)}")
 
 
 def unmount_work(run: RunDir) -> None:
