@@ -127,7 +127,7 @@ def command(run: RunDir, argv: list[str], env: dict[str, str],
     clash = [r for r in roots if r.is_relative_to(INSIDE) or INSIDE.is_relative_to(r)]
     if clash:
         raise OSError(f"interpreter at {clash[0]} overlaps the sandbox's {INSIDE}")
-    fds = [_data_fd(syscalls.bwrap_filter())]
+    fds = [_data_fd(syscalls.compiled(landlock=False))]
     args = [bwrap, *_identity(), "--die-with-parent", "--new-session", "--hostname", "sandbox",
             "--seccomp", str(fds[0]), *_system_binds()]
     args += [

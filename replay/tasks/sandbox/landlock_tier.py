@@ -135,10 +135,11 @@ def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
         "rlimits": [list(p) for p in limits.rlimits(cgroup=cgroup, nproc_base=nproc_base)],
         "wall_seconds": limits.wall_seconds,
         "result": str(run.base / "result.json"),
-        "seccomp": syscalls.as_config(syscalls.rules(landlock=True)),
+        "seccomp": str(run.base / "seccomp.bpf"),
         "uid": program_uid(),
         "uncover": closed_ancestors() if program_uid() == NOBODY else {},
     }
+    (run.base / "seccomp.bpf").write_bytes(syscalls.compiled(landlock=True))
     config = run.base / "supervisor.json"
     config.write_text(json.dumps(cfg))
     return [sys.executable, "-I", str(SUPERVISOR), str(config)]

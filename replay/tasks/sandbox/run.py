@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import subprocess
@@ -158,17 +159,21 @@ def _wait(tier: Tier, proc: subprocess.Popen[bytes], run: RunDir, limits: Limits
     bwrap = tier.name is TierName.BUBBLEWRAP
     deadline = time.monotonic() + limits.wall_seconds + (0 if bwrap else _SUPERVISOR_GRACE)
     code: int | None = None
-    while code is None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            _stop(proc, bwrap)
-            return None, True, ""
-        try:
-            code = proc.wait(timeout=min(left, _WATCH_SECONDS))
-        except subprocess.TimeoutExpired:
-            if problem := _over_quota(run.work, limits):
+    # A pidfd wakes the moment the process ends (Popen.wait(timeout) polls in 50 ms steps).
+    pidfd = os.pidfd_open(proc.pid)
+    try:
+        while code is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                _stop(proc, bwrap)
+                return None, True, ""
+            if select.select([pidfd], [], [], min(left, _WATCH_SECONDS))[0]:
+                code = proc.wait()
+            elif not bounded and (problem := _over_quota(run.work, limits)):
                 _stop(proc, bwrap)
                 return None, False, problem
+    finally:
+        os.close(pidfd)
     # Without a kernel bound a fast writer can finish between two looks: look once more.
     full = workspace.full(run.work) if bounded else _over_quota(run.work, limits)
     if bwrap:

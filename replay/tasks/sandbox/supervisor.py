@@ -3,7 +3,7 @@
 It stays outside the confinement, forks the program, and confines the child before exec:
 its own session, rlimits, a Landlock ruleset (read the system and the interpreter, write only
 the work directory, no TCP, no signals or abstract sockets outside the run), the seccomp
-filter of `syscalls.py` (no new sockets, no file metadata changes, no SysV IPC, no namespaces,
+filter of `syscalls.py`, compiled by the parent (no new sockets, no file metadata changes, no SysV IPC, no namespaces,
 no ptrace, ...), and, when started as root, no capabilities (setpriv: empty bounding set,
 `noroot` securebits) and the uid `nobody` where nobody can reach the interpreter.
 As a child subreaper it inherits every orphan of the run, so when the program ends or its
@@ -11,7 +11,6 @@ wall time runs out it kills all descendants, reaps them, and writes the outcome.
 """
 
 import contextlib
-import importlib.util
 import json
 import os
 import resource
@@ -22,17 +21,24 @@ import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SETPRIV = ("/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all",
            "--securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,"
            "+keep_caps_locked")
 
 
-def _syscalls():  # noqa: ANN202 - the sibling module, loaded by path (this is a script)
-    spec = importlib.util.spec_from_file_location(
-        "stratune_sandbox_syscalls", os.path.join(os.path.dirname(__file__), "syscalls.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def _load_filter(program: bytes) -> None:
+    """Install a compiled seccomp BPF program (sock_filter rows of 8 bytes); needs
+    no_new_privs, which the Landlock ruleset has set."""
+    import ctypes
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    prog = Fprog(len(program) // 8, program)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
 
 
 def _prctl(option: int, value: int) -> None:
@@ -72,7 +78,7 @@ def _uncover(closed: dict[str, list[str]]) -> None:
             os.close(fd)
 
 
-def _confine(cfg: dict, seccomp: object) -> None:
+def _confine(cfg: dict, seccomp: bytes) -> None:
     from py_landlock import AccessFs, Landlock
 
     for which, value in cfg["rlimits"]:
@@ -84,10 +90,10 @@ def _confine(cfg: dict, seccomp: object) -> None:
     rules.allow_read(cfg["prog"])
     rules.allow_read_write(cfg["work"])
     rules.apply()  # also sets no_new_privs
-    seccomp.load()
+    _load_filter(seccomp)
 
 
-def _child(cfg: dict, seccomp: object) -> None:
+def _child(cfg: dict, seccomp: bytes) -> None:
     try:
         os.setsid()
         if cfg["uncover"]:
@@ -143,13 +149,13 @@ def _kill_all(me: int) -> None:
 def main() -> None:
     with open(sys.argv[1]) as fh:
         cfg = json.load(fh)
-    # Load the bindings (they look for libc/libseccomp with helper processes) before the
+    # Load the binding (it looks for libc with helper processes) and the filter before the
     # child exists, so its process limit and Landlock rules cannot get in their way.
     import py_landlock
-    import pyseccomp  # noqa: F401
 
     py_landlock.get_abi_version()  # loads libc now
-    seccomp = _syscalls().build(cfg["seccomp"])
+    with open(cfg["seccomp"], "rb") as fh:
+        seccomp = fh.read()
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != cfg["parent"]:
         sys.exit(125)  # the parent is already gone: run nothing

@@ -1,7 +1,7 @@
 """The seccomp filter both tiers load: kernel interfaces a spreadsheet program never needs.
 
-One list, two uses: the Landlock supervisor loads it (from its JSON config) before exec, and
-the bubblewrap tier hands bwrap the compiled filter (`--seccomp FD`). Everything not named
+One list, compiled once per process to BPF: the bubblewrap tier hands it to bwrap
+(`--seccomp FD`), the Landlock supervisor loads it before exec. Everything not named
 here is allowed. Where an honest program could meet a refusal through the standard library,
 the errno is one it already handles: `fallocate` says "not supported" (glibc's
 posix_fallocate then writes the blocks, which the file-size limit bounds), extended
@@ -79,14 +79,13 @@ def rules(*, landlock: bool) -> tuple[Rule, ...]:
 
 
 def as_config(found: tuple[Rule, ...]) -> list[list[int | str]]:
-    """The rules as JSON-ready rows, for the Landlock supervisor's config."""
+    """The rules as plain rows for `build`."""
     return [[r.name, r.errno, r.mask, r.arg] for r in found]
 
 
 def build(config: list[list[int | str]]):  # noqa: ANN201 - a pyseccomp.SyscallFilter
     """The filter for `config` rows; names this libseccomp does not know are skipped (the
-    kernel it was built for lacks them too). Imported by file in the supervisor: stdlib and
-    pyseccomp only."""
+    kernel it was built for lacks them too)."""
     import pyseccomp
 
     arch = pyseccomp.system_arch()
@@ -100,12 +99,13 @@ def build(config: list[list[int | str]]):  # noqa: ANN201 - a pyseccomp.SyscallF
 
 
 @functools.cache
-def bwrap_filter() -> bytes:
-    """The bubblewrap tier's filter as a BPF program for `bwrap --seccomp FD`."""
+def compiled(*, landlock: bool) -> bytes:
+    """A tier's filter as a BPF program (`bwrap --seccomp FD`; the Landlock supervisor loads
+    it with prctl), compiled once per process."""
     fd = os.memfd_create("stratune-seccomp", os.MFD_CLOEXEC)
     try:
         with os.fdopen(fd, "w+b", closefd=False) as sink:
-            build(as_config(rules(landlock=False))).export_bpf(sink)
+            build(as_config(rules(landlock=landlock))).export_bpf(sink)
         return os.pread(fd, 1 << 20, 0)
     finally:
         os.close(fd)
