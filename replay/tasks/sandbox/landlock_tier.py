@@ -10,12 +10,15 @@ run the interpreter (else they keep uid 0); they need a cgroup for the process l
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import stat
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from replay.tasks.sandbox import syscalls
@@ -116,12 +119,33 @@ def program_uid() -> int:
     return NOBODY if probe.returncode == 0 else 0
 
 
+_FLIGHT_LOCK = threading.Lock()
+_FLIGHT = [0]  # runs of this process under way
+
+
+@contextlib.contextmanager
+def in_flight() -> Iterator[int]:
+    """Count a run as under way; yields how many others are. RLIMIT_NPROC counts the user's
+    tasks, so each of them may add its supervisor and processes while this one starts."""
+    with _FLIGHT_LOCK:
+        others = _FLIGHT[0]
+        _FLIGHT[0] += 1
+    try:
+        yield others
+    finally:
+        with _FLIGHT_LOCK:
+            _FLIGHT[0] -= 1
+
+
 def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
-            *, cgroup: bool) -> list[str]:
+            *, cgroup: bool, others: int = 0) -> list[str]:
     """Write the supervisor's config into the run directory; return its argv."""
     roots = [str(r) for r in interpreter_roots()]
     dirs = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
-    nproc_base = 0 if cgroup or os.geteuid() == 0 else user_task_count()
+    nproc_base = 0
+    if not cgroup and os.geteuid() != 0:
+        share = limits.per_process(cgroup=False)[1] + 1  # a run's processes and supervisor
+        nproc_base = user_task_count() + others * share
     cfg = {
         "parent": os.getpid(),
         "argv": argv,

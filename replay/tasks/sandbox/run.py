@@ -82,9 +82,10 @@ def _prepare(tier: Tier, run: RunDir, code: str, inputs: Mapping[str, Path | byt
     return bounded
 
 
-def _command(tier: Tier, run: RunDir, input_name: str, output_name: str,
-             limits: Limits) -> tuple[list[str], list[int]]:
-    """The argv that starts the run, and the fds it must inherit."""
+def _command(tier: Tier, run: RunDir, input_name: str, output_name: str, limits: Limits,
+             others: int) -> tuple[list[str], list[int]]:
+    """The argv that starts the run, and the fds it must inherit (`others`: this process's
+    other runs under way)."""
     if tier.name is TierName.BUBBLEWRAP:
         prog, work = bubblewrap.PROG, bubblewrap.WORK
         nproc = dict(limits.rlimits(cgroup=tier.cgroup)).get(resource.RLIMIT_NPROC)
@@ -95,7 +96,7 @@ def _command(tier: Tier, run: RunDir, input_name: str, output_name: str,
     argv = [sys.executable, "-I", str(run.prog / "runner.py"), str(run.prog / "solution.py"),
             str(run.work / input_name), str(run.work / output_name)]
     env = _env(str(run.work), str(run.work / ".tmp"))
-    return landlock_tier.command(run, argv, env, limits, cgroup=tier.cgroup), []
+    return landlock_tier.command(run, argv, env, limits, cgroup=tier.cgroup, others=others), []
 
 
 def _start(tier: Tier, argv: list[str], fds: list[int], run: RunDir, group: RunGroup | None,
@@ -200,28 +201,29 @@ def run_python(
     """
     tier = tier or choose()
     run = RunDir(Path(tempfile.mkdtemp(prefix="stratune-run-")))
-    group: RunGroup | None = None
-    fds: list[int] = []
-    bounded = False
-    try:
-        bounded = _prepare(tier, run, code, inputs or {}, limits)
-        argv, fds = _command(tier, run, input_name, output_name, limits)
-        if tier.cgroup:
-            group = RunGroup.create(limits.memory_bytes, limits.processes)
-        proc = _start(tier, argv, fds, run, group, limits)
-        exit_code, timed_out, limit = _wait(tier, proc, run, limits, bounded)
-        if group is not None:  # nothing of the run may write after this point
-            group.remove()
-        data, problem = read_regular(run.work / output_name, limits.file_bytes)
-        outputs = () if data is None else ((output_name, data),)
-        return SandboxResult(exit_code=exit_code, timed_out=timed_out, limit=limit,
-                             stdout=_tail(run.stdout), stderr=_tail(run.stderr), outputs=outputs,
-                             output_problem=problem)
-    finally:
-        for fd in fds:
-            os.close(fd)
-        if group is not None:
-            group.remove()
-        if bounded:
-            workspace.unmount_work(run)
-        remove_tree(run.base)
+    with landlock_tier.in_flight() as others:
+        group: RunGroup | None = None
+        fds: list[int] = []
+        bounded = False
+        try:
+            bounded = _prepare(tier, run, code, inputs or {}, limits)
+            argv, fds = _command(tier, run, input_name, output_name, limits, others)
+            if tier.cgroup:
+                group = RunGroup.create(limits.memory_bytes, limits.processes)
+            proc = _start(tier, argv, fds, run, group, limits)
+            exit_code, timed_out, limit = _wait(tier, proc, run, limits, bounded)
+            if group is not None:  # nothing of the run may write after this point
+                group.remove()
+            data, problem = read_regular(run.work / output_name, limits.file_bytes)
+            outputs = () if data is None else ((output_name, data),)
+            return SandboxResult(exit_code=exit_code, timed_out=timed_out, limit=limit,
+                                 stdout=_tail(run.stdout), stderr=_tail(run.stderr), outputs=outputs,
+                                 output_problem=problem)
+        finally:
+            for fd in fds:
+                os.close(fd)
+            if group is not None:
+                group.remove()
+            if bounded:
+                workspace.unmount_work(run)
+            remove_tree(run.base)
