@@ -40,6 +40,7 @@ def _probes(scratch: Path, made: list[Path]) -> dict[str, Callable[[Tier, Limits
         "disk": lambda t, lim: probes.probe_disk(t, lim, lambda: made),
         "ptrace-namespaces": probes.probe_ptrace_and_namespaces,
         "answer-handles": lambda t, lim: probes.probe_gold_metadata(t, lim, gold),
+        "output-shapes": lambda t, lim: probes.probe_output_shapes(t, lim, lambda: made),
     }
 
 

@@ -303,3 +303,27 @@ def probe_gold_metadata(tier: Tier, limits: Limits, gold: Path) -> Outcome:
     only bubblewrap can hide a path's existence."""
     return verdict(run_python(f"GOLD = {str(gold)!r}\n{GOLD_METADATA}", limits=limits, tier=tier))
 
+
+
+OUTPUT_SHAPES = r'''
+import os
+os.mkdir(OUTPUT_PATH)
+name = "d" * 200
+for level in range(1500):
+    os.mkdir(name)
+    os.chdir(name)
+'''
+
+
+def probe_output_shapes(tier: Tier, limits: Limits, run_dirs: Callable[[], list[Path]]) -> Outcome:
+    """A directory at OUTPUT_PATH and a 1,500-level tree: contained when the run returns
+    (no exception), the output is refused with a reason and the run directory is gone."""
+    try:
+        result = run_python(OUTPUT_SHAPES, limits=limits, tier=tier)
+    except (OSError, RecursionError) as exc:
+        raise AssertionError(f"the run itself failed: {exc!r}") from exc
+    escapes = [f"run directory {d} left" for d in run_dirs() if d.exists()]
+    if result.outputs or not result.output_problem:
+        escapes.append("a directory was read back as the output")
+    outcome = verdict(result, escapes)
+    return outcome if escapes else Outcome("contained", (), result)
