@@ -161,7 +161,7 @@ def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
         "result": str(run.base / "result.json"),
         "seccomp": str(run.base / "seccomp.bpf"),
         "uid": program_uid(),
-        "uncover": closed_ancestors() if program_uid() == NOBODY else {},
+        "uncover": closed_ancestors() if os.geteuid() == 0 and program_uid() == NOBODY else {},
     }
     (run.base / "seccomp.bpf").write_bytes(syscalls.compiled(landlock=True))
     config = run.base / "supervisor.json"
