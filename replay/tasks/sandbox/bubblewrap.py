@@ -14,9 +14,12 @@ program never needs.
 from __future__ import annotations
 
 import functools
+import json
 import os
+import select
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from replay.tasks.sandbox import syscalls
@@ -114,10 +117,30 @@ def _identity() -> list[str]:
             "--unshare-cgroup-try"]
 
 
+def namespace_pidfd(info: int, timeout: float = 10.0) -> int | None:
+    """A pidfd for the run's PID-namespace init, read from bwrap's --info-fd.
+    That process exits only after every other process of the namespace is gone, so waiting
+    for it is waiting for the whole run; None when bwrap said nothing (it failed early)."""
+    data = b""
+    deadline = time.monotonic() + timeout
+    while b"}" not in data and (left := deadline - time.monotonic()) > 0:
+        if not select.select([info], [], [], left)[0]:
+            break
+        chunk = os.read(info, 4096)
+        if not chunk:
+            break
+        data += chunk
+    try:
+        return os.pidfd_open(int(json.loads(data)["child-pid"]))
+    except (ValueError, KeyError, TypeError, OSError):
+        return None
+
+
 def command(run: RunDir, argv: list[str], env: dict[str, str],
-            limits: Limits) -> tuple[list[str], list[int]]:
+            limits: Limits, info: int) -> tuple[list[str], list[int]]:
     """bwrap argv that runs `argv` (paths already in sandbox terms) for `run`, and the fds it
-    reads (the caller passes them on and closes them). The runner and the solution are
+    reads besides `info` (the caller passes them on and closes them); `info` receives the
+    namespace's PID. The runner and the solution are
     copied in from fds and the work directory is bound, so as root (a tmpfs work directory)
     no host path shows in the program's mountinfo."""
     bwrap = executable()
@@ -129,7 +152,7 @@ def command(run: RunDir, argv: list[str], env: dict[str, str],
         raise OSError(f"interpreter at {clash[0]} overlaps the sandbox's {INSIDE}")
     fds = [_data_fd(syscalls.compiled(landlock=False))]
     args = [bwrap, *_identity(), "--die-with-parent", "--new-session", "--hostname", "sandbox",
-            "--seccomp", str(fds[0]), *_system_binds()]
+            "--seccomp", str(fds[0]), "--info-fd", str(info), *_system_binds()]
     args += [
         "--proc", "/proc", *_proc_covers(),
         "--dev", "/dev",

@@ -28,6 +28,7 @@ from replay.tasks.sandbox.tiers import Tier, TierName, choose
 RUNNER = Path(__file__).with_name("runner.py")
 _SUPERVISOR_GRACE = 10.0  # the supervisor enforces the wall time; this is the backstop
 _WATCH_SECONDS = 0.25  # how often the work directory's size is checked
+_NAMESPACE_GRACE = 10.0  # for the kernel to end a namespace whose bwrap was killed
 
 
 @frozen(kw_only=True)
@@ -83,16 +84,16 @@ def _prepare(tier: Tier, run: RunDir, code: str, inputs: Mapping[str, Path | byt
 
 
 def _command(tier: Tier, run: RunDir, input_name: str, output_name: str, limits: Limits,
-             others: int) -> tuple[list[str], list[int]]:
+             others: int, info: int) -> tuple[list[str], list[int]]:
     """The argv that starts the run, and the fds it must inherit (`others`: this process's
-    other runs under way)."""
+    other runs under way; `info`: where bwrap writes the namespace's PID)."""
     if tier.name is TierName.BUBBLEWRAP:
         prog, work = bubblewrap.PROG, bubblewrap.WORK
         nproc = dict(limits.rlimits(cgroup=tier.cgroup)).get(resource.RLIMIT_NPROC)
         argv = [sys.executable, "-I", str(prog / "runner.py"), str(prog / "solution.py"),
                 str(work / input_name), str(work / output_name)]
         argv += [str(nproc)] if nproc else []
-        return bubblewrap.command(run, argv, _env(str(work), "/tmp"), limits)
+        return bubblewrap.command(run, argv, _env(str(work), "/tmp"), limits, info)
     argv = [sys.executable, "-I", str(run.prog / "runner.py"), str(run.prog / "solution.py"),
             str(run.work / input_name), str(run.work / output_name)]
     env = _env(str(run.work), str(run.work / ".tmp"))
@@ -203,15 +204,26 @@ def run_python(
     run = RunDir(Path(tempfile.mkdtemp(prefix="stratune-run-")))
     with landlock_tier.in_flight() as others:
         group: RunGroup | None = None
-        fds: list[int] = []
         bounded = False
+        info, info_w = os.pipe()  # bwrap reports its namespace's PID here
+        owned = [info, info_w]
+        namespace: int | None = None
         try:
             bounded = _prepare(tier, run, code, inputs or {}, limits)
-            argv, fds = _command(tier, run, input_name, output_name, limits, others)
+            argv, fds = _command(tier, run, input_name, output_name, limits, others, info_w)
+            owned += fds
             if tier.cgroup:
                 group = RunGroup.create(limits.memory_bytes, limits.processes)
-            proc = _start(tier, argv, fds, run, group, limits)
+            bwrap = tier.name is TierName.BUBBLEWRAP
+            proc = _start(tier, argv, [*fds, info_w] if bwrap else fds, run, group, limits)
+            for fd in (*fds, info_w):  # the child has its copies
+                owned.remove(fd)
+                os.close(fd)
+            if bwrap:
+                namespace = bubblewrap.namespace_pidfd(info)
             exit_code, timed_out, limit = _wait(tier, proc, run, limits, bounded)
+            if namespace is not None:  # bwrap is gone; its namespace follows within moments
+                select.select([namespace], [], [], _NAMESPACE_GRACE)
             if group is not None:  # nothing of the run may write after this point
                 group.remove()
             data, problem = read_regular(run.work / output_name, limits.file_bytes)
@@ -220,8 +232,10 @@ def run_python(
                                  stdout=_tail(run.stdout), stderr=_tail(run.stderr), outputs=outputs,
                                  output_problem=problem)
         finally:
-            for fd in fds:
+            for fd in owned:
                 os.close(fd)
+            if namespace is not None:
+                os.close(namespace)
             if group is not None:
                 group.remove()
             if bounded:
