@@ -29,6 +29,7 @@ from benchmarks import (
     method_overlap,
     prompt_cost,
     replay_speed,
+    sandbox_overhead,
 )
 from benchmarks.common import RESULTS_DIR, BenchResult
 
@@ -91,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.append(batch_cost.main(["--quick"] if args.quick else []))
     results.append(grid_throughput.main(["--seeds", "1"] if args.quick else []))
     results.append(method_overlap.main([]))
+    results.append(sandbox_overhead.main(["--repeats", "5"] if args.quick else []))
     if not args.quick and (lookup := _cache_lookup()) is not None:
         results.append(lookup)
     # Wide enough for the table when the output is a file or a pipe (make bench | tee).

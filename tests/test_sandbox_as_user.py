@@ -74,7 +74,8 @@ def test_hostile_suite_passes_as_an_ordinary_user() -> None:
         argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                 "--basetemp", str(scratch / "pytest"), "-W", "ignore::pytest.PytestWarning",
                 "tests/test_sandbox_hostile.py", "tests/test_sandbox_hostile_procs.py",
-                "tests/test_sandbox.py"]
+                "tests/test_sandbox_hostile_kernel.py", "tests/test_sandbox_hostile_outputs.py",
+                "tests/test_sandbox_tiers.py", "tests/test_sandbox.py"]
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
                "PYTHONDONTWRITEBYTECODE": "1"}
         done = subprocess.run(_as_user_argv(argv), cwd=PROJECT, env=env, capture_output=True,

@@ -16,25 +16,13 @@ import pytest
 
 from replay.tasks.sandbox import Limits, TierName, run_python
 from tests.sandbox_fixtures import FAST, TIER_PARAMS, tier_or_skip
+from tests.sandbox_probes import pids_with
 
 pytestmark = pytest.mark.parametrize("tier_name", TIER_PARAMS)
 
 
 def _run(code: str, tier_name: TierName, limits: Limits = FAST, **kw: object):  # noqa: ANN202
     return run_python(code, limits=limits, tier=tier_or_skip(tier_name), **kw)
-
-
-def _alive_with(token: str) -> list[int]:
-    """PIDs on the host whose command line holds `token`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                if token.encode() in fh.read():
-                    found.append(int(entry))
-        except (OSError, ValueError):
-            continue
-    return found
 
 
 SURVIVOR = '''
@@ -63,11 +51,11 @@ def test_setsid_survivors_die_with_the_run(tier_name: TierName, sleep: int) -> N
     code = SURVIVOR.replace("TOKEN", token).replace("SLEEP", str(sleep))
     first = _run(code, tier_name, limits=limits)
     assert first.timed_out is bool(sleep)
-    assert _alive_with(token) == []
+    assert pids_with(token) == []
     second = _run("import time\ntime.sleep(2)\nopen(OUTPUT_PATH, 'w').write('honest')",
                   tier_name, output_name="output.txt")
     assert second.ok and second.output("output.txt") == b"honest"
-    assert _alive_with(token) == []
+    assert pids_with(token) == []
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""Which bwrap the bubblewrap tier uses, and the fall-back to Landlock where user namespaces
-are refused (forced here with a seccomp filter that fails them as a locked-down kernel does)."""
+"""Which bwrap the bubblewrap tier uses, and the fall-back to Landlock where namespaces are
+refused (forced here with a seccomp filter that fails them as a locked-down kernel or a
+container does: EPERM, for root and users alike)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ from replay.tasks.sandbox.landlock_tier import MIN_ABI, abi_version
 
 PROJECT = Path(__file__).resolve().parents[1]
 
-NO_USER_NAMESPACES = """
-import errno, logging, pyseccomp
-NEWUSER = 0x10000000
+NO_NAMESPACES = """
+import errno, pyseccomp
+from replay.tasks.sandbox.syscalls import CLONE_NAMESPACES
 deny = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
 for call in ("unshare", "clone"):
-    deny.add_rule(pyseccomp.ERRNO(errno.EPERM), call,
-                  pyseccomp.Arg(0, pyseccomp.MASKED_EQ, NEWUSER, NEWUSER))
+    for flag in CLONE_NAMESPACES:
+        deny.add_rule(pyseccomp.ERRNO(errno.EPERM), call,
+                      pyseccomp.Arg(0, pyseccomp.MASKED_EQ, flag, flag))
 deny.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")  # libc falls back to clone
 deny.load()
 from replay.tasks.sandbox import choose, run_python
@@ -49,10 +51,11 @@ def test_both_tiers_are_offered_strongest_first() -> None:
     assert found.note() == ""
 
 
-def test_without_user_namespaces_landlock_stands_in_with_one_line() -> None:
-    """Where creating a user namespace fails (EPERM, as with unprivileged_userns_clone=0),
-    detection picks Landlock, says so on one stderr line, and programs still run."""
-    done = subprocess.run([sys.executable, "-c", NO_USER_NAMESPACES], cwd=PROJECT,
+def test_without_namespaces_landlock_stands_in_with_one_line() -> None:
+    """Where creating namespaces fails (EPERM, as with unprivileged_userns_clone=0 for a user,
+    or in a container without them), detection picks Landlock, says so on one stderr line,
+    and programs still run."""
+    done = subprocess.run([sys.executable, "-c", NO_NAMESPACES], cwd=PROJECT,
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["TIER landlock", "RAN 42"], done.stdout

@@ -101,7 +101,9 @@ def _case_report(code: str, item: SpreadsheetItem, case: Case, task: Spreadsheet
     if not result.ok or out is None:
         why = ("timed out" if result.timed_out else result.limit
                or f"exit {result.exit_code}")
-        last = (result.stderr.strip().splitlines() or ["no output workbook written"])[-1]
+        if result.ok:  # exited 0, but OUTPUT_PATH is missing or not a regular file
+            return CellReport(correct=0, total=0, error=f"program failed: {result.output_problem}")
+        last = (result.stderr.strip().splitlines() or [result.output_problem])[-1]
         return CellReport(correct=0, total=0, error=f"program failed ({why}): {last[:160]}")
     with tempfile.TemporaryDirectory(prefix="stratune-check-") as tmp:
         written = Path(tmp) / "output.xlsx"

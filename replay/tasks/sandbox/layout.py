@@ -18,6 +18,7 @@ from attrs import frozen
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/mime.types")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
+NOBODY = 65534  # the uid a program started by root runs as, in every tier
 
 
 def interpreter_roots() -> tuple[Path, ...]:

@@ -40,17 +40,21 @@ class Limits:
         return self.memory_bytes // count, count
 
     def rlimits(self, *, cgroup: bool, nproc_base: int = 0) -> tuple[tuple[int, int], ...]:
-        """rlimit pairs for the sandboxed process; `nproc_base` adds processes the user
-        already owns where RLIMIT_NPROC counts them too (no user namespace)."""
+        """rlimit pairs for the sandboxed process; `nproc_base` adds tasks the user already
+        has where RLIMIT_NPROC counts them too (no user namespace). With a cgroup its
+        pids.max holds the process count, and RLIMIT_NPROC, which counts every task of the
+        uid on the machine, is left alone."""
         memory, count = self.per_process(cgroup=cgroup)
-        return (
+        pairs = [
             (resource.RLIMIT_CPU, self.cpu_seconds),
             (resource.RLIMIT_AS, memory),
             (resource.RLIMIT_FSIZE, self.file_bytes),
-            (resource.RLIMIT_NPROC, nproc_base + count),
             (resource.RLIMIT_CORE, 0),
             (resource.RLIMIT_NOFILE, 256),
-        )
+        ]
+        if not cgroup:
+            pairs.append((resource.RLIMIT_NPROC, nproc_base + count))
+        return tuple(pairs)
 
 
 def apply_rlimits(pairs: tuple[tuple[int, int], ...] | list[list[int]]) -> None:

@@ -2,15 +2,15 @@
 
 It stays outside the confinement, forks the program, and confines the child before exec:
 its own session, rlimits, a Landlock ruleset (read the system and the interpreter, write only
-the work directory, no TCP, no signals or abstract sockets outside the run), a seccomp filter
-that refuses new sockets and other kernel interfaces a spreadsheet program never needs, and,
-when started as root, no capabilities (setpriv: empty bounding set, `noroot` securebits).
+the work directory, no TCP, no signals or abstract sockets outside the run), the seccomp
+filter of `syscalls.py`, compiled by the parent (no new sockets, no file metadata changes, no SysV IPC, no namespaces,
+no ptrace, ...), and, when started as root, no capabilities (setpriv: empty bounding set,
+`noroot` securebits) and the uid `nobody` where nobody can reach the interpreter.
 As a child subreaper it inherits every orphan of the run, so when the program ends or its
 wall time runs out it kills all descendants, reaps them, and writes the outcome.
 """
 
 import contextlib
-import errno
 import json
 import os
 import resource
@@ -21,14 +21,24 @@ import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-DENIED_SYSCALLS = (
-    "socket", "io_uring_setup", "io_uring_enter", "io_uring_register", "keyctl", "add_key",
-    "request_key", "ptrace", "process_vm_readv", "process_vm_writev", "bpf",
-    "perf_event_open", "userfaultfd", "mount", "umount2", "pivot_root", "unshare", "setns",
-)
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SETPRIV = ("/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all",
            "--securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,"
-           "+keep_caps_locked", "--")
+           "+keep_caps_locked")
+
+
+def _load_filter(program: bytes) -> None:
+    """Install a compiled seccomp BPF program (sock_filter rows of 8 bytes); needs
+    no_new_privs, which the Landlock ruleset has set."""
+    import ctypes
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    prog = Fprog(len(program) // 8, program)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
 
 
 def _prctl(option: int, value: int) -> None:
@@ -39,8 +49,36 @@ def _prctl(option: int, value: int) -> None:
         raise OSError(ctypes.get_errno(), f"prctl({option})")
 
 
-def _confine(cfg: dict) -> None:
-    import pyseccomp
+CLONE_NEWNS = 0x20000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
+
+
+def _uncover(closed: dict[str, list[str]]) -> None:
+    """Root about to become nobody: in a private mount namespace, lay an empty 0755 tmpfs
+    over each closed directory above the interpreter (a 0700 /root) and bind only the
+    interpreter back, so nobody can run it and sees nothing else of that directory."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(status: int, what: str) -> None:
+        if status != 0:
+            raise OSError(ctypes.get_errno(), what)
+
+    check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+    for top, keep in closed.items():
+        fds = [os.open(path, os.O_PATH | os.O_DIRECTORY) for path in keep]
+        check(libc.mount(b"tmpfs", top.encode(), b"tmpfs", MS_NOSUID | MS_NODEV,
+                         b"mode=0755,size=1m"), f"tmpfs over {top}")
+        for path, fd in zip(keep, fds, strict=True):
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            check(libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None,
+                             MS_BIND | MS_REC, None), f"bind {path}")
+            os.close(fd)
+
+
+def _confine(cfg: dict, seccomp: bytes) -> None:
     from py_landlock import AccessFs, Landlock
 
     for which, value in cfg["rlimits"]:
@@ -52,20 +90,21 @@ def _confine(cfg: dict) -> None:
     rules.allow_read(cfg["prog"])
     rules.allow_read_write(cfg["work"])
     rules.apply()  # also sets no_new_privs
-    rule = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-    for name in DENIED_SYSCALLS:
-        rule.add_rule(pyseccomp.ERRNO(errno.EACCES), name)
-    rule.load()
+    _load_filter(seccomp)
 
 
-def _child(cfg: dict) -> None:
+def _child(cfg: dict, seccomp: bytes) -> None:
     try:
         os.setsid()
+        if cfg["uncover"]:
+            _uncover(cfg["uncover"])
         os.chdir(cfg["work"])
-        _confine(cfg)
+        _confine(cfg, seccomp)
         argv = list(cfg["argv"])
         if os.geteuid() == 0:
-            argv = [*SETPRIV, *argv]
+            uid = cfg["uid"]
+            who = [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if uid else []
+            argv = [*SETPRIV, *who, "--", *argv]
         os.execve(argv[0], argv, cfg["env"])
     except BaseException as exc:  # noqa: BLE001 - report anything, then never run unconfined
         os.write(2, f"sandbox setup failed: {exc!r}\n".encode())
@@ -110,12 +149,13 @@ def _kill_all(me: int) -> None:
 def main() -> None:
     with open(sys.argv[1]) as fh:
         cfg = json.load(fh)
-    # Load the bindings (they look for libc/libseccomp with helper processes) before the
+    # Load the binding (it looks for libc with helper processes) and the filter before the
     # child exists, so its process limit and Landlock rules cannot get in their way.
     import py_landlock
-    import pyseccomp  # noqa: F401
 
     py_landlock.get_abi_version()  # loads libc now
+    with open(cfg["seccomp"], "rb") as fh:
+        seccomp = fh.read()
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != cfg["parent"]:
         sys.exit(125)  # the parent is already gone: run nothing
@@ -124,7 +164,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     pid = os.fork()
     if pid == 0:
-        _child(cfg)
+        _child(cfg, seccomp)
     pidfd = os.pidfd_open(pid)
     deadline = time.monotonic() + cfg["wall_seconds"]
     status = None

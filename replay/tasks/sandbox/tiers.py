@@ -40,11 +40,15 @@ class Tier:
 
     def describe(self) -> str:
         limits = "cgroup memory+pids per run" if self.cgroup else "rlimits sized to the run's totals"
-        who = "root without capabilities" if os.geteuid() == 0 else "the invoking user"
+        root = os.geteuid() == 0
         if self.name is TierName.BUBBLEWRAP:
             path = bubblewrap.executable() or "bwrap (gone)"
             binary = f"bubblewrap {bubblewrap.version(path) or '(unknown version)'} at {path}"
-            return f"{binary}: namespaces (as {who} mapped to nobody); {limits}"
+            who = "host nobody, no capabilities" if root else "the invoking user mapped to nobody"
+            return f"{binary}: namespaces (as {who}); {limits}"
+        uid = landlock_tier.program_uid()
+        who = ("the invoking user" if not root else
+               "nobody, no capabilities" if uid else "uid 0 without capabilities")
         return f"Landlock + seccomp (as {who}); {limits}"
 
 

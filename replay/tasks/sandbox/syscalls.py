@@ -1,0 +1,111 @@
+"""The seccomp filter both tiers load: kernel interfaces a spreadsheet program never needs.
+
+One list, compiled once per process to BPF: the bubblewrap tier hands it to bwrap
+(`--seccomp FD`), the Landlock supervisor loads it before exec. Everything not named
+here is allowed. Where an honest program could meet a refusal through the standard library,
+the errno is one it already handles: `fallocate` says "not supported" (glibc's
+posix_fallocate then writes the blocks, which the file-size limit bounds), extended
+attributes say "not supported" (shutil's copy2 skips them), and mode and time changes are
+dropped as if done (shutil.copy sets the copy's mode; Landlock cannot refuse these, and under
+it the uid may own files far outside the run).
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+
+from attrs import frozen
+
+CLONE_NAMESPACES = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000,
+                    0x20000000, 0x40000000)  # NEWTIME NS CGROUP UTS IPC USER PID NET
+ENOSYS_FOR_CLONE3 = "clone3"  # its flags sit behind a pointer; libc falls back to clone
+
+
+O_PATH = 0o10000000
+
+
+@frozen
+class Rule:
+    name: str
+    errno: int
+    mask: int = 0  # with a mask: only when (argument `arg` & mask) == mask
+    arg: int = 0
+
+
+_EVERYWHERE = (
+    # debugging and other processes' memory: a stalled or spied-on run
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    # kernel keyrings, BPF, perf, io_uring, userfaultfd: large attack surface, no use here
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    # mounts and namespaces
+    "mount", "umount2", "pivot_root", "unshare", "setns", "fsopen", "fsmount", "fsconfig",
+    "move_mount", "open_tree", "mount_setattr",
+    # file handles identify files outside the visible tree (and their inode)
+    "name_to_handle_at", "open_by_handle_at",
+    # System V IPC is shared with the host where there is no IPC namespace
+    "shmget", "msgget", "semget",
+    # the system
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "settimeofday",
+    "clock_settime", "adjtimex", "clock_adjtime", "sethostname", "setdomainname",
+)
+_METADATA_DROPPED = ("chmod", "fchmod", "fchmodat", "fchmodat2", "utime", "utimes",
+                     "utimensat", "futimesat")
+_METADATA_REFUSED = ("chown", "fchown", "lchown", "fchownat")
+_XATTR = ("setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+          "fremovexattr", "setxattrat", "removexattrat")
+
+
+def rules(*, landlock: bool) -> tuple[Rule, ...]:
+    """The filter for one tier. Landlock alone adds sockets (bubblewrap has no network
+    namespace to leave) and file metadata (bubblewrap's program owns only its own files)."""
+    out = [Rule(name, errno.EPERM) for name in _EVERYWHERE]
+    out += [Rule("clone", errno.EPERM, flag) for flag in CLONE_NAMESPACES]
+    out.append(Rule(ENOSYS_FOR_CLONE3, errno.ENOSYS))
+    out.append(Rule("fallocate", errno.EOPNOTSUPP))
+    if landlock:
+        out.append(Rule("socket", errno.EACCES))
+        out += [Rule(name, 0) for name in _METADATA_DROPPED]
+        out += [Rule(name, errno.EPERM) for name in _METADATA_REFUSED]
+        out += [Rule(name, errno.EOPNOTSUPP) for name in _XATTR]
+        # O_PATH opens (and fstat on them) reach files Landlock's read rules do not cover;
+        # openat2 hides its flags behind a pointer, and libc never needs it
+        out += [Rule("open", errno.EACCES, O_PATH, 1), Rule("openat", errno.EACCES, O_PATH, 2),
+                Rule("openat2", errno.ENOSYS)]
+    return tuple(out)
+
+
+def as_config(found: tuple[Rule, ...]) -> list[list[int | str]]:
+    """The rules as plain rows for `build`."""
+    return [[r.name, r.errno, r.mask, r.arg] for r in found]
+
+
+def build(config: list[list[int | str]]):  # noqa: ANN201 - a pyseccomp.SyscallFilter
+    """The filter for `config` rows; names this libseccomp does not know are skipped (the
+    kernel it was built for lacks them too)."""
+    import pyseccomp
+
+    arch = pyseccomp.system_arch()
+    rule = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
+    for name, code, mask, arg in config:
+        if pyseccomp.resolve_syscall(arch, str(name)) == -1:
+            continue
+        args = [pyseccomp.Arg(int(arg), pyseccomp.MASKED_EQ, int(mask), int(mask))] if mask else []
+        rule.add_rule(pyseccomp.ERRNO(int(code)), str(name), *args)
+    return rule
+
+
+@functools.cache
+def compiled(*, landlock: bool) -> bytes:
+    """A tier's filter as a BPF program (`bwrap --seccomp FD`; the Landlock supervisor loads
+    it with prctl), compiled once per process."""
+    fd = os.memfd_create("stratune-seccomp", os.MFD_CLOEXEC)
+    try:
+        with os.fdopen(fd, "w+b", closefd=False) as sink:
+            build(as_config(rules(landlock=landlock))).export_bpf(sink)
+        return os.pread(fd, 1 << 20, 0)
+    finally:
+        os.close(fd)
