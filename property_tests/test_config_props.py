@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from property_tests import strategies as S
-from stratune_core.config import Config
-from stratune_core.config_layers import Layer, layer_config
+from stratune_core.config import Config, released
+from stratune_core.config_layers import Layer, config_keys, layer_config
+from stratune_core.config_mechanisms import MECHANISMS, flat_keys, is_flat
 from stratune_core.errors import ConfigError
 from stratune_core.selectors.registry import SELECTORS
 
@@ -48,6 +49,14 @@ class Flag:
 @attrs.frozen
 class Text:
     pass
+
+
+@attrs.frozen
+class Switch:
+    """A released mechanism given whole: true (its defaults), false or null (off), a table;
+    `counted`: switched by a count instead (0 off)."""
+
+    counted: bool = False
 
 
 @attrs.frozen
@@ -98,21 +107,21 @@ RANGES: dict[str, Any] = {
     "prompt_tokens": Int(1000),
     "feedback_preparation": Flag(),
     "successes_prepared": Int(0),
-    "strategy_floors": Flag(),
+    "strategy_floors": Switch(),
     "floor_i2_frac": UNIT,
     "floor_i3_frac": UNIT,
-    "early_stopping": Flag(),
+    "early_stopping": Switch(),
     "max_epochs": Int(1, optional=True),
     "early_stop_i2": Flag(),
-    "screen_smoke": Int(0),
+    "screen_smoke": Int(0, optional=True),
     "screen_smoke_broken": Int(1),
-    "screen_futility": Flag(),
+    "screen_futility": Switch(),
     "screen_stage1": Int(1),
     "screen_futility_losses": Int(1),
-    "probation": Flag(),
+    "probation": Switch(),
     "ready_changes": Int(1),
     "probation_reject_lb": UNIT,
-    "branch_saves": Flag(),
+    "branch_saves": Switch(),
     "branch_min_frac": UNIT,
     "branch_lb": UNIT,
     "save_needs_wins": Flag(),
@@ -125,20 +134,21 @@ RANGES: dict[str, Any] = {
     "max_random_uses": Int(1, optional=True),
     "exclude_by_form": Flag(),
     "screen_ready_share": Num(0.0, 1.0, optional=True),
-    "ranking_smoke": Int(0),
+    "ranking_smoke": Int(0, optional=True),
     "ranking_smoke_share": UNIT,
     "batch_order_seed": Int(0, optional=True),
     "validation_futility": Int(0),
     "initial_in_pool": Flag(),
     "final_floor_samples": Num(0.0),
     "final_min_common": Int(0),
-    "donor_salvage": Flag(),
+    "donor_salvage": Switch(),
     "salvage_donors": Int(1),
     "salvage_min_rescues": Int(1),
     "salvage_min_scores": Int(1),
+    "warmup": Switch(counted=True),
     "warmup_solved": Int(0),
     "warmup_max_batches": Int(1),
-    "residual_pooling": Flag(),
+    "residual_pooling": Switch(),
     "residual_min_failures": Int(1),
     "residual_width": Int(1),
     "feedback_contrast": Flag(),
@@ -146,13 +156,13 @@ RANGES: dict[str, Any] = {
     "feedback_trajectories": Flag(),
     "feedback_gold_pairs": Flag(),
     "feedback_global_stats": Flag(),
-    "affordability_guards": Flag(),
+    "affordability_guards": Switch(),
     "guard_multiplier": Int(1),
-    "i2_window": Flag(),
+    "i2_window": Switch(),
     "i2_window_drafts": Int(1),
     "i2_window_seats": Int(1),
     "i2_window_slack": UNIT,
-    "verified_fixes": Flag(),
+    "verified_fixes": Switch(),
     "verified_fixes_k": Int(1),
     "keep_refinement_on_accept": Flag(),
     "i2_without_failures": Flag(),
@@ -192,6 +202,10 @@ def invalid(spec: Any) -> st.SearchStrategy[Any]:
         return st.one_of(st.integers(0, 1), st.text(max_size=5), st.none())
     if isinstance(spec, Text):
         return st.one_of(st.sampled_from(["", "  ", "\n"]), st.integers(), st.none())
+    if isinstance(spec, Switch) and spec.counted:
+        return st.one_of(st.integers(max_value=-1), st.booleans(), st.text(max_size=5))
+    if isinstance(spec, Switch):
+        return st.one_of(st.integers(), st.text(max_size=5), st.lists(st.integers(), max_size=2))
     words = st.text(max_size=12).filter(lambda s: s not in spec.valid and not s.startswith(
         "replay:") or s == "replay:")
     return st.one_of(words, st.integers(), st.booleans())
@@ -208,11 +222,40 @@ def valid(spec: Any) -> st.SearchStrategy[Any]:
         return st.booleans()
     if isinstance(spec, Text):
         return st.text(min_size=1, max_size=8).filter(str.strip)
+    if isinstance(spec, Switch):
+        return st.one_of(st.integers(0, 10**6) if spec.counted else st.booleans(), st.none())
     return st.sampled_from(spec.valid)
 
 
 def test_every_config_field_has_a_range() -> None:
-    assert set(RANGES) == set(attrs.fields_dict(Config))
+    """The Config fields and every mechanism's flat parameter keys (`config_keys`)."""
+    assert set(RANGES) == set(config_keys())
+
+
+def _on(name: str) -> dict[str, Any]:
+    """What a layer must also set for `name` to be settable: its mechanism, switched on."""
+    if name in flat_keys() and not flat_keys()[name].is_switch:
+        return {flat_keys()[name].mechanism: {}}  # on, at its defaults
+    return {}
+
+
+def _make(name: str, value: Any) -> Config:
+    """A Config with `name` (a field or a flat parameter key) set to `value`."""
+    if name in flat_keys() and is_flat(name, value):
+        return Config(**{m: MECHANISMS[m]() for m in _on(name)}).replace(**{name: value})
+    return Config(**{name: value})
+
+
+def _read(config: Config, name: str) -> Any:
+    if name in flat_keys() and name not in attrs.fields_dict(Config):
+        record = getattr(config, flat_keys()[name].mechanism)
+        return 0 if record is None else getattr(record, flat_keys()[name].name)
+    value = getattr(config, name)
+    if isinstance(RANGES[name], Switch):
+        return value is not None if isinstance(value, bool) or value is None else value
+    if name in flat_keys():  # a count that switches its mechanism
+        return 0 if value is None else getattr(value, flat_keys()[name].name)
+    return value
 
 
 def _one_line(exc: BaseException, *names: str) -> None:
@@ -228,12 +271,12 @@ def _one_line(exc: BaseException, *names: str) -> None:
 def test_every_out_of_range_value_is_refused(name: str, data: st.DataObject) -> None:
     value = data.draw(invalid(RANGES[name]), label=name)
     with pytest.raises(ConfigError) as caught:
-        Config(**{name: value})
+        _make(name, value)
     _one_line(caught.value, name)
     assert str(caught.value).startswith(name)
     for where in ("cfg.json", "command line"):  # a file and the flags: the same checks
         with pytest.raises(ConfigError) as caught:
-            layer_config("paper", [Layer(where=where, values={name: value})])
+            layer_config("paper", [Layer(where=where, values={**_on(name), name: value})])
         _one_line(caught.value, where, name)
 
 
@@ -242,10 +285,31 @@ def test_every_out_of_range_value_is_refused(name: str, data: st.DataObject) -> 
 @given(data=st.data())
 def test_values_in_range_are_accepted(name: str, data: st.DataObject) -> None:
     value = data.draw(valid(RANGES[name]), label=name)
-    config = Config(**{name: value})
-    if not isinstance(RANGES[name], Spelled):
-        assert getattr(config, name) == value
-    assert layer_config("paper", [Layer(where="cfg.json", values={name: value})]).config == config
+    config = _make(name, value)
+    if isinstance(RANGES[name], Switch):
+        assert (getattr(config, name) is not None) == bool(value)
+    elif not isinstance(RANGES[name], Spelled):
+        off = 0 if name in flat_keys() else None  # a switching count's null is off, as 0
+        assert _read(config, name) == (off if value is None else value)
+    layer = Layer(where="cfg.json", values={**_on(name), name: value})
+    assert layer_config("paper", [layer]).config == config
+
+
+@pytest.mark.parametrize("name", sorted(k for k in flat_keys() if not flat_keys()[k].is_switch))
+def test_a_parameter_of_a_mechanism_that_is_off_is_refused(name: str) -> None:
+    """Under the paper profile, and under the released one with the mechanism switched off
+    in the same file: one line naming the file and the key, before anything runs."""
+    value = getattr(getattr(released(), flat_keys()[name].mechanism), flat_keys()[name].name)
+    off = flat_keys()[name].mechanism
+    for profile_name, values in (("paper", {name: value}),
+                                 ("released", {name: value, off: None})):
+        with pytest.raises(ConfigError) as caught:
+            layer_config(profile_name, [Layer(where="cfg.json", values=values)])
+        _one_line(caught.value, "cfg.json", name, off)
+        assert caught.value.field == name
+    with pytest.raises(ConfigError) as caught:
+        Config().replace(**{name: value})
+    _one_line(caught.value, name, off)
 
 
 @settings(max_examples=50, deadline=None)

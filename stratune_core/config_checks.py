@@ -10,14 +10,22 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+from attrs import field
 
 from stratune_core.errors import ConfigError
 
 Validator = Callable[[Any, attrs.Attribute, Any], None]
 
 
+def key_of(attribute: attrs.Attribute) -> str:
+    """The name a field is spelt with in a config file: a mechanism's parameter keeps its flat
+    key (`i2_window_drafts` for `I2Window.drafts`), the spelling older manifests carry."""
+    return str(attribute.metadata.get("key", attribute.name))
+
+
 def _fail(attribute: attrs.Attribute, what: str, value: object) -> ConfigError:
-    return ConfigError(f"{attribute.name}: must be {what}, got {value!r:.40}", field=attribute.name)
+    name = key_of(attribute)
+    return ConfigError(f"{name}: must be {what}, got {value!r:.40}", field=name)
 
 
 def _bounds(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -116,3 +124,23 @@ def naming(field: str, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
             raise
 
     return run
+
+
+def int_field(default: int | None, low: int, high: int | None = None, *, none: bool = False,
+              key: str | None = None) -> Any:
+    """A whole-number field in [low, high]; None is allowed too when the default is None or
+    `none` says so (None turns a limit off). `key`: its flat spelling in a config file."""
+    return field(default=default, validator=integer(low, high, optional=none or default is None),
+                 metadata=_key(key))
+
+
+def float_field(default: float | None, validator: Validator, *, key: str | None = None) -> Any:
+    return field(default=default, converter=to_float, validator=validator, metadata=_key(key))
+
+
+def flag_field(default: bool, *, key: str | None = None) -> Any:
+    return field(default=default, validator=flag, metadata=_key(key))
+
+
+def _key(key: str | None) -> dict[str, str]:
+    return {} if key is None else {"key": key}

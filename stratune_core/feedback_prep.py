@@ -137,11 +137,11 @@ def prepare_feedback(
     if detail:
         return None, (event,)
     fixes, annotated = (), ()
-    if env.config.verified_fixes:
+    if env.config.verified_fixes is not None:
         fixes, annotated = annotate(
             round_index=state.round, skill_id=fb.skill_id,
             failure_ids=[c.sample_id for c in failures if c.sample_id in shown],
-            attempted=blind, verified=answers, k=env.config.verified_fixes_k)
+            attempted=blind, verified=answers, k=env.config.verified_fixes.k)
     prep = Preparation(skill_id=fb.skill_id, diagnoses=diagnoses, successes=summaries,
                        fixes=fixes)
     return prep, (event, *annotated)

@@ -76,12 +76,12 @@ def early_stop(state: State, cfg: Config) -> tuple[bool, bool]:
     only on (True, False): I2 still submitting keeps the run going (`early_stop_i2`)."""
     n_q = len(state.batches)
     epoch, index = divmod(state.round, n_q)
-    if not (cfg.early_stopping and index == 0 and epoch >= 2):
+    if cfg.early_stopping is None or not (index == 0 and epoch >= 2):
         return False, False
     accepted = state.accepted_per_epoch
     idle = epoch - 1 >= len(accepted) or accepted[epoch - 1] == 0
     last_i2 = state.last_i2_submission
-    refining = cfg.early_stop_i2 and last_i2 is not None and last_i2 >= (epoch - 1) * n_q
+    refining = cfg.early_stopping.unless_i2 and last_i2 is not None and last_i2 >= (epoch - 1) * n_q
     return idle, refining
 
 

@@ -172,7 +172,7 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
     events.extend(evs)
     if scores is None:
         return _advance(state.evolve(refinement=stepped), tuple(events), base, False)
-    if env.config.i2_window:  # released code: the draft waits for the window to fill
+    if env.config.i2_window is not None:  # released code: the draft waits for the window to fill
         events.append(DraftsRanked(
             round=state.round, strategy=Strategy.I2, reference_id=base, reference_score=base_score,
             candidate_ids=(draft.candidate_id,), scores=scores, submitted=(),
