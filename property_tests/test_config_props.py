@@ -365,3 +365,12 @@ def test_profile_then_file_then_flags() -> None:
     assert config.validation_min == 100  # from the profile
     assert layered.origins["seed"] == "command line" and layered.origins["budget"] == "cfg.json"
     assert layered.origins["validation_min"] == "profile released"
+
+
+def test_an_unknown_key_in_a_mechanisms_table_is_named() -> None:
+    with pytest.raises(ConfigError) as caught:
+        layer_config("paper", [Layer(where="cfg.json", values={"i2_window": {"draft": 3}})])
+    _one_line(caught.value, "cfg.json", "i2_window", "'draft'")
+    config = layer_config("paper", [Layer(where="cfg.json", values={"i2_window": {"drafts": 3}})])
+    assert config.config.i2_window is not None and config.config.i2_window.drafts == 3
+    assert config.origins["i2_window_drafts"] == "cfg.json"

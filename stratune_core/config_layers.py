@@ -146,13 +146,18 @@ def _named(exc: BaseException, name: str | None, origins: Mapping[str, str]) -> 
     return ConfigError(f"{where}: {message}", field=name)
 
 
-def _first(exc: cattrs.ClassValidationError, origins: Mapping[str, str]) -> ConfigError:
-    """The first failing field of a structuring error (a type error or a validator's)."""
+def _first(exc: cattrs.ClassValidationError, origins: Mapping[str, str],
+           within: str | None = None) -> ConfigError:
+    """The first failing field of a structuring error (a type error or a validator's);
+    `within`: the mechanism whose record is being read."""
     with_notes, without_notes = exc.group_exceptions()
     for inner, note in with_notes:
         if isinstance(inner, cattrs.ClassValidationError):  # a mechanism's record
-            return _first(inner, origins)
+            return _first(inner, origins, str(note.name))
         return _named(inner, note.name, origins)
     for inner in without_notes:
-        return _named(inner, getattr(inner, "field", None), origins)
+        if isinstance(inner, cattrs.ForbiddenExtraKeysError):
+            names = ", ".join(repr(k) for k in sorted(inner.extra_fields))
+            inner = ConfigError(f"{within}: unknown field(s) {names}: remove or fix them")
+        return _named(inner, getattr(inner, "field", None) or within, origins)
     return ConfigError(f"config: {exc}")
