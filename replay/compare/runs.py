@@ -14,12 +14,11 @@ from attrs import frozen
 
 from replay.grid.cells import CELL_FILE
 from replay.serde import manifest_to_data, trace_converter
+from replay.tasks.registry import DATASETS
 from replay.trace import RunDir
 from stratune_core.config import Config
 from stratune_core.errors import ConfigError
 
-DATASETS = {"docvqa": "DocVQA", "livemath": "LiveMath", "mind2web": "Mind2Web",
-            "spreadsheetbench": "SpreadsheetBench"}
 METHOD = "StraTune"
 # The baselines by the record type a manifest stores under `method` (stratune_core/methods).
 BASELINE_LABELS = {"TextGradMethod": "TextGrad", "GepaMethod": "GEPA", "SkillOptMethod": "SkillOpt",
