@@ -314,3 +314,20 @@ def test_runs_side_by_side(grid):
                                            "cache_write_tokens")) for u in usage}
         assert row[10] == pytest.approx(tokens.get("strategy_selection", 0) / 1000)
         assert row[11] == pytest.approx(tokens["target_execution"] / 1000)
+
+
+def test_a_renamed_event_field_is_an_error_not_an_empty_row(grid, tmp_path, capsys):
+    """compare reads typed events, with the converter `view` and `replay` use."""
+    root, _, _ = grid
+    loose = tmp_path / "renamed"
+    cell = root / "toy/scripted/full/seed0"
+    for name in ("manifest.json", "events.jsonl", "usage.json"):
+        (loose / name).parent.mkdir(parents=True, exist_ok=True)
+        (loose / name).write_bytes((cell / name).read_bytes())
+    events = loose / "events.jsonl"
+    assert '"verdict":' in events.read_text(encoding="utf-8")
+    events.write_text(events.read_text(encoding="utf-8").replace('"verdict":', '"verdikt":'),
+                      encoding="utf-8")
+    assert stratune(["compare", str(loose), "--table", "budget"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "events.jsonl" in err and "verdikt" in err
