@@ -1,8 +1,9 @@
 """Config validation: every value outside a field's range is refused, at construction and
 through a config layer (a file, the flags), with a one-line error naming the field.
 
-`RANGES` is the specification, written here independently of `config.py`: a new Config field
-must be added to it (the first test fails until it is).
+`RANGES` is the specification, written here independently of `config.py` for the plain fields:
+a new Config field must be added to it (the first test fails until it is). A released
+mechanism's keys are read off its record (`config_mechanisms.py`): its validators' bounds.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from hypothesis import strategies as st
 
 from property_tests import strategies as S
 from stratune_core.config import Config, released
+from stratune_core.config_checks import Integer, Number
 from stratune_core.config_layers import Layer, config_keys, layer_config
-from stratune_core.config_mechanisms import MECHANISMS, flat_keys, is_flat
+from stratune_core.config_mechanisms import MECHANISMS, counted, flat_keys, is_flat
 from stratune_core.errors import ConfigError
 from stratune_core.selectors.registry import SELECTORS
 
@@ -107,23 +109,8 @@ RANGES: dict[str, Any] = {
     "prompt_tokens": Int(1000),
     "feedback_preparation": Flag(),
     "successes_prepared": Int(0),
-    "strategy_floors": Switch(),
-    "floor_i2_frac": UNIT,
-    "floor_i3_frac": UNIT,
-    "early_stopping": Switch(),
     "max_epochs": Int(1, optional=True),
-    "early_stop_i2": Flag(),
-    "screen_smoke": Int(0, optional=True),
-    "screen_smoke_broken": Int(1),
-    "screen_futility": Switch(),
-    "screen_stage1": Int(1),
-    "screen_futility_losses": Int(1),
-    "probation": Switch(),
     "ready_changes": Int(1),
-    "probation_reject_lb": UNIT,
-    "branch_saves": Switch(),
-    "branch_min_frac": UNIT,
-    "branch_lb": UNIT,
     "save_needs_wins": Flag(),
     "guard_severe_max": Int(0, optional=True),
     "aux_guardrail": Flag(),
@@ -134,36 +121,16 @@ RANGES: dict[str, Any] = {
     "max_random_uses": Int(1, optional=True),
     "exclude_by_form": Flag(),
     "screen_ready_share": Num(0.0, 1.0, optional=True),
-    "ranking_smoke": Int(0, optional=True),
-    "ranking_smoke_share": UNIT,
     "batch_order_seed": Int(0, optional=True),
     "validation_futility": Int(0),
     "initial_in_pool": Flag(),
     "final_floor_samples": Num(0.0),
     "final_min_common": Int(0),
-    "donor_salvage": Switch(),
-    "salvage_donors": Int(1),
-    "salvage_min_rescues": Int(1),
-    "salvage_min_scores": Int(1),
-    "warmup": Switch(counted=True),
-    "warmup_solved": Int(0),
-    "warmup_max_batches": Int(1),
-    "residual_pooling": Switch(),
-    "residual_min_failures": Int(1),
-    "residual_width": Int(1),
     "feedback_contrast": Flag(),
     "feedback_longitudinal": Flag(),
     "feedback_trajectories": Flag(),
     "feedback_gold_pairs": Flag(),
     "feedback_global_stats": Flag(),
-    "affordability_guards": Switch(),
-    "guard_multiplier": Int(1),
-    "i2_window": Switch(),
-    "i2_window_drafts": Int(1),
-    "i2_window_seats": Int(1),
-    "i2_window_slack": UNIT,
-    "verified_fixes": Switch(),
-    "verified_fixes_k": Int(1),
     "keep_refinement_on_accept": Flag(),
     "i2_without_failures": Flag(),
     "selector": Spelled(tuple(str(s) for cls in SELECTORS for s in cls.examples())),
@@ -174,6 +141,28 @@ RANGES: dict[str, Any] = {
     "final_selection": Flag(),
     "bandit_epsilon": UNIT,
 }
+
+
+
+def _mechanism_range(key: str) -> Any:
+    """A released mechanism's key, read off its record: the bounds its validator holds (a
+    count that switches the mechanism also takes 0, off)."""
+    if key in MECHANISMS and key not in flat_keys():
+        return Switch(counted=counted(key))
+    param = flat_keys()[key]
+    check = attrs.fields_dict(MECHANISMS[param.mechanism])[param.name].validator
+    if param.is_switch:
+        return Int(0, optional=key in MECHANISMS)
+    if isinstance(check, Integer):
+        return Int(check.low if check.low is not None else -10**6, check.high, check.optional)
+    if isinstance(check, Number):
+        return Num(check.low if check.low is not None else -INF,
+                   INF if check.high is None else check.high, check.low_open, check.high_open,
+                   check.optional)
+    return Flag()
+
+
+RANGES.update({key: _mechanism_range(key) for key in (*MECHANISMS, *flat_keys())})
 
 NOT_FINITE = st.sampled_from([math.nan, INF, -INF])
 NOT_A_NUMBER = st.one_of(st.text(max_size=5), st.booleans(), st.lists(st.integers(), max_size=2))

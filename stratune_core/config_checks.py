@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-from attrs import field
+from attrs import field, frozen
 
 from stratune_core.errors import ConfigError
 
@@ -45,36 +45,56 @@ def _in_range(value: float, low: float | None, high: float | None, low_open: boo
     return not (high is not None and (value >= high if high_open else value > high))
 
 
-def integer(low: int | None = None, high: int | None = None, *, optional: bool = False) -> Validator:
-    """A whole number (not a bool, not a float) in [low, high]; None too when `optional`."""
+@frozen
+class Integer:
+    """A whole number (not a bool, not a float) in [low, high]; None too when `optional`. A
+    record rather than a closure, so the bounds can be read (the property tests do)."""
 
-    def check(_inst: object, attribute: attrs.Attribute, value: Any) -> None:
-        if value is None and optional:
+    low: int | None = None
+    high: int | None = None
+    optional: bool = False
+
+    def __call__(self, _inst: object, attribute: attrs.Attribute, value: Any) -> None:
+        if value is None and self.optional:
             return
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _fail(attribute, "a whole number" + (" or null" if optional else ""), value)
-        if not _in_range(value, low, high, False, False):
-            bounds = "> 0" if (low, high) == (1, None) else _bounds(low, high, False, False)
+            raise _fail(attribute, "a whole number" + (" or null" if self.optional else ""),
+                        value)
+        if not _in_range(value, self.low, self.high, False, False):
+            bounds = "> 0" if (self.low, self.high) == (1, None) \
+                else _bounds(self.low, self.high, False, False)
             raise _fail(attribute, bounds, value)
 
-    return check
+
+@frozen
+class Number:
+    """A finite number within the bounds (open where asked); None too when `optional`."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    optional: bool = False
+
+    def __call__(self, _inst: object, attribute: attrs.Attribute, value: Any) -> None:
+        if value is None and self.optional:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _fail(attribute, "a number" + (" or null" if self.optional else ""), value)
+        if not math.isfinite(value):
+            raise _fail(attribute, "a finite number", value)
+        if not _in_range(value, self.low, self.high, self.low_open, self.high_open):
+            raise _fail(attribute, _bounds(self.low, self.high, self.low_open, self.high_open),
+                        value)
+
+
+def integer(low: int | None = None, high: int | None = None, *, optional: bool = False) -> Validator:
+    return Integer(low, high, optional)
 
 
 def number(low: float | None = None, high: float | None = None, *, low_open: bool = False,
            high_open: bool = False, optional: bool = False) -> Validator:
-    """A finite number within the bounds (open where asked); None too when `optional`."""
-
-    def check(_inst: object, attribute: attrs.Attribute, value: Any) -> None:
-        if value is None and optional:
-            return
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _fail(attribute, "a number" + (" or null" if optional else ""), value)
-        if not math.isfinite(value):
-            raise _fail(attribute, "a finite number", value)
-        if not _in_range(value, low, high, low_open, high_open):
-            raise _fail(attribute, _bounds(low, high, low_open, high_open), value)
-
-    return check
+    return Number(low, high, low_open, high_open, optional)
 
 
 def to_float(value: Any) -> Any:
