@@ -9,10 +9,8 @@ recorded (flat).
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from replay.serde import manifest_from_json
 from stratune_core.config import Config, released
 from stratune_core.config_mechanisms import MECHANISMS, StrategyFloors, counted, flat_keys
 from stratune_core.serde import structure, unstructure
+from tests.support.cli import stratune
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = ("train", "--task", "toy-continuous", "--limit", "60", "--target",
@@ -70,11 +69,8 @@ def test_a_flat_parameter_of_a_mechanism_that_was_off_is_dropped():
 
 
 def _train(out: Path, kill_after: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "STRATUNE_TEST_KILL_AFTER"}
-    if kill_after:
-        env["STRATUNE_TEST_KILL_AFTER"] = str(kill_after)
-    return subprocess.run([sys.executable, "-m", "tests.support.cli", *COMMAND, "--out", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    kill = {"STRATUNE_TEST_KILL_AFTER": str(kill_after)} if kill_after else {}
+    return stratune(*COMMAND, "--out", str(out), **kill)
 
 
 def _result(out: Path) -> tuple[str, str]:
