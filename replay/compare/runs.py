@@ -48,12 +48,8 @@ class Run:
     coords: dict[str, Any] | None  # a grid cell's task / pair / ablation / seed
 
     @property
-    def config(self) -> dict[str, Any]:
-        return self.manifest["config"]
-
-    @property
     def finished(self) -> bool:
-        return bool(self.manifest.get("finished")) and self.last(RunFinished) is not None
+        return self.record.finished and self.last(RunFinished) is not None
 
     def last(self, kind: type[E]) -> E | None:
         return next((e for e in reversed(self.events) if isinstance(e, kind)), None)
@@ -79,13 +75,13 @@ class Run:
         name = (self.coords or {}).get("task")
         if name is None:
             started = self.last(RunStarted)
-            name = started.task if started else self.manifest["task"]["spec"]
+            name = started.task if started else self.record.task.spec
         return DATASETS.get(str(name).lower(), str(name))
 
     @property
     def pair(self) -> str:
-        return (f"Target: {self.config['target_model']} · "
-                f"Optimizer: {self.config['optimizer_model']}")
+        config = self.record.config
+        return f"Target: {config.target_model} · Optimizer: {config.optimizer_model}"
 
     @property
     def name(self) -> str:
@@ -115,7 +111,7 @@ def method_of(run: Run) -> str:
             return label
     if run.coords is not None and "ablation" in run.coords:
         return str(run.coords["ablation"])
-    return ", ".join(f"{f}={run.config[f]}" for f in diffs)
+    return ", ".join(f"{f}={run.manifest['config'][f]}" for f in diffs)  # as JSON spells it
 
 
 def _single(field_name: str, value: Any) -> str | None:

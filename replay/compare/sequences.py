@@ -32,10 +32,10 @@ def sequence_of(run: Run) -> tuple[list[str], Counter[str], Counter[str]]:
 def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
     rows = []
     for run in sorted(runs, key=lambda r: (r.pair, r.dataset, label_of(r, by),
-                                          r.manifest["seed"], str(r.path))):
+                                          r.record.seed, str(r.path))):
         steps, strategies, forms = sequence_of(run)
         n_strategies, n_forms = sum(strategies.values()), sum(forms.values())
-        rows.append(Row([run.name, run.dataset, label_of(run, by), run.manifest["seed"],
+        rows.append(Row([run.name, run.dataset, label_of(run, by), run.record.seed,
                          len(steps), " ".join(steps),
                          *(100.0 * strategies[s] / n_strategies if n_strategies else None
                            for s in STRATEGIES),
