@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from property_tests import strategies as S
 from stratune_core.config import Config, released
 from stratune_core.config_checks import Integer, Number
+from stratune_core.config_flat import is_flat
 from stratune_core.config_layers import Layer, config_keys, layer_config
-from stratune_core.config_mechanisms import MECHANISMS, counted, flat_keys, is_flat
+from stratune_core.config_mechanisms import MECHANISMS, counted, flat_keys
 from stratune_core.errors import ConfigError
 from stratune_core.selectors.registry import SELECTORS
 

@@ -25,6 +25,7 @@ from stratune_core.config_checks import (
     non_empty_text,
     number,
 )
+from stratune_core.config_flat import MechanismOff, is_flat, is_off_count, ordered
 from stratune_core.config_mechanisms import (
     MECHANISMS,
     AffordabilityGuards,
@@ -32,7 +33,6 @@ from stratune_core.config_mechanisms import (
     DonorSalvage,
     EarlyStopping,
     I2Window,
-    MechanismOff,
     Probation,
     RankingSmoke,
     ResidualPooling,
@@ -42,9 +42,6 @@ from stratune_core.config_mechanisms import (
     VerifiedFixes,
     Warmup,
     flat_keys,
-    is_flat,
-    is_off_count,
-    ordered,
     to_record,
 )
 from stratune_core.enums import Form, FormMenu, ReserveRule

@@ -20,15 +20,8 @@ import cattrs
 from attrs import field, frozen
 
 from stratune_core.config import Config, profile
-from stratune_core.config_mechanisms import (
-    MECHANISMS,
-    counted,
-    flat_keys,
-    is_off_count,
-    ordered,
-    set_key,
-    spelt_flat,
-)
+from stratune_core.config_flat import is_off_count, ordered, set_key, spelt_flat
+from stratune_core.config_mechanisms import MECHANISMS, counted, flat_keys
 from stratune_core.errors import ConfigError
 from stratune_core.records import TaskInfo
 from stratune_core.serde import one_line, structure, unstructure

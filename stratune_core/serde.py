@@ -25,7 +25,7 @@ from cattrs.v import format_exception
 
 from llm_cache.records import Block
 from stratune_core.config import Config
-from stratune_core.config_mechanisms import nest
+from stratune_core.config_flat import nest
 from stratune_core.enums import FormMenu
 from stratune_core.errors import StraTuneError
 from stratune_core.ledger import Ledger
