@@ -13,9 +13,12 @@ model map to one canonical id, so a run recorded on Bedrock replays against the 
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
+from collections.abc import Callable, Mapping
 from pathlib import PurePath
+from typing import Any
 from urllib.parse import parse_qsl
 
 import attrs
@@ -23,12 +26,7 @@ import attrs
 from llm_cache.errors import SpecError
 from llm_cache.prices import default_prices
 
-PROVIDERS = ("anthropic", "bedrock", "openai", "llamacpp")
 LLAMACPP_MODES = ("reset", "snapshot")
-_FORMS = (
-    "anthropic:<model> | bedrock:<id> | openai:<model>@<base_url> | llamacpp:<gguf path>"
-    " (options after '?', e.g. ?threads=2&mode=reset)"
-)
 _REGION_PREFIX = re.compile(r"^(global|us|eu|jp|apac|au|ca)\.")
 _VERSION_SUFFIX = re.compile(r"-v\d+(:\d+)?$")
 
@@ -116,33 +114,70 @@ def check_options(spec: str, options: tuple[tuple[str, str], ...]) -> None:
                                 "seconds above 0")
 
 
+Options = tuple[tuple[str, str], ...]
+
+
+def _claude(spec: str, provider: str, body: str, options: Options) -> ModelSpec:
+    return ModelSpec(provider=provider, model=body, canonical=canonical_claude(body),
+                     options=options)
+
+
+def _openai(spec: str, provider: str, body: str, options: Options) -> ModelSpec:
+    model, at, base_url = body.partition("@")
+    if not at or not model or not base_url.startswith(("http://", "https://")):
+        raise SpecError(f"model spec {spec!r}: write openai:<model>@<http(s) base_url>")
+    return ModelSpec(provider=provider, model=model, canonical=model,
+                     options=(("base_url", base_url), *options))
+
+
+def _llamacpp(spec: str, provider: str, body: str, options: Options) -> ModelSpec:
+    mode = dict(options).get("mode", "reset")
+    if mode not in LLAMACPP_MODES:
+        raise SpecError(f"model spec {spec!r}: mode must be one of {', '.join(LLAMACPP_MODES)}")
+    return ModelSpec(provider=provider, model=body, canonical=canonical_gguf(body, mode),
+                     options=options)
+
+
+@attrs.frozen(kw_only=True)
+class Provider:
+    """A model spec family: its form (for errors and help), how its body parses into the model
+    to send and the canonical id, and its backend class (`module:Class`, imported only when
+    built, so a provider's SDK loads only when it is used)."""
+
+    form: str
+    parse: Callable[[str, str, str, Options], ModelSpec]
+    backend: str
+
+    def backend_class(self) -> Any:
+        module, _, name = self.backend.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+_ANTHROPIC = "llm_cache.backends.anthropic_backend:AnthropicBackend"
+# The one table of providers: a new backend is a module and a row here.
+PROVIDERS: Mapping[str, Provider] = {
+    "anthropic": Provider(form="anthropic:<model>", parse=_claude, backend=_ANTHROPIC),
+    "bedrock": Provider(form="bedrock:<id>", parse=_claude, backend=_ANTHROPIC),
+    "openai": Provider(form="openai:<model>@<base_url>", parse=_openai,
+                       backend="llm_cache.backends.openai_compat:OpenAICompatBackend"),
+    "llamacpp": Provider(form="llamacpp:<gguf path>", parse=_llamacpp,
+                         backend="llm_cache.backends.llamacpp:LlamaCppBackend"),
+}
+_FORMS = (" | ".join(p.form for p in PROVIDERS.values())
+          + " (options after '?', e.g. ?threads=2&mode=reset)")
+
+
 def parse_spec(spec: str) -> ModelSpec:
     provider, sep, rest = spec.partition(":")
-    if not sep or provider not in PROVIDERS or not rest:
+    if not sep or not rest:
         raise SpecError(f"model spec {spec!r} is not understood; use {_FORMS}")
+    if provider not in PROVIDERS:
+        raise SpecError(f"model spec {spec!r}: unknown provider {provider!r}; use one of "
+                        f"{', '.join(PROVIDERS)} ({_FORMS})")
     body, _, query = rest.partition("?")
     try:
         options = tuple(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
     except ValueError:
         raise SpecError(f"model spec {spec!r}: options after '?' must be k=v&k=v") from None
     check_options(spec, options)
-    if provider in ("anthropic", "bedrock"):
-        return ModelSpec(
-            provider=provider, model=body, canonical=canonical_claude(body), options=options
-        )
-    if provider == "openai":
-        model, at, base_url = body.partition("@")
-        if not at or not model or not base_url.startswith(("http://", "https://")):
-            raise SpecError(f"model spec {spec!r}: write openai:<model>@<http(s) base_url>")
-        return ModelSpec(
-            provider=provider,
-            model=model,
-            canonical=model,
-            options=(("base_url", base_url), *options),
-        )
-    mode = dict(options).get("mode", "reset")
-    if mode not in LLAMACPP_MODES:
-        raise SpecError(f"model spec {spec!r}: mode must be one of {', '.join(LLAMACPP_MODES)}")
-    return ModelSpec(
-        provider=provider, model=body, canonical=canonical_gguf(body, mode), options=options
-    )
+    return PROVIDERS[provider].parse(spec, provider, body, options)

@@ -1,8 +1,9 @@
 """Config validation: every value outside a field's range is refused, at construction and
 through a config layer (a file, the flags), with a one-line error naming the field.
 
-`RANGES` is the specification, written here independently of `config.py`: a new Config field
-must be added to it (the first test fails until it is).
+`RANGES` is the specification, written here independently of `config.py` for the plain fields:
+a new Config field must be added to it (the first test fails until it is). A released
+mechanism's keys are read off its record (`config_mechanisms.py`): its validators' bounds.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from property_tests import strategies as S
-from stratune_core.config import Config
-from stratune_core.config_layers import Layer, layer_config
+from stratune_core.config import Config, released
+from stratune_core.config_checks import Integer, Number
+from stratune_core.config_flat import is_flat
+from stratune_core.config_layers import Layer, config_keys, layer_config
+from stratune_core.config_mechanisms import MECHANISMS, counted, flat_keys
 from stratune_core.errors import ConfigError
 from stratune_core.selectors.registry import SELECTORS
 
@@ -48,6 +52,14 @@ class Flag:
 @attrs.frozen
 class Text:
     pass
+
+
+@attrs.frozen
+class Switch:
+    """A released mechanism given whole: true (its defaults), false or null (off), a table;
+    `counted`: switched by a count instead (0 off)."""
+
+    counted: bool = False
 
 
 @attrs.frozen
@@ -99,23 +111,8 @@ RANGES: dict[str, Any] = {
     "prompt_tokens": Int(1000),
     "feedback_preparation": Flag(),
     "successes_prepared": Int(0),
-    "strategy_floors": Flag(),
-    "floor_i2_frac": UNIT,
-    "floor_i3_frac": UNIT,
-    "early_stopping": Flag(),
     "max_epochs": Int(1, optional=True),
-    "early_stop_i2": Flag(),
-    "screen_smoke": Int(0),
-    "screen_smoke_broken": Int(1),
-    "screen_futility": Flag(),
-    "screen_stage1": Int(1),
-    "screen_futility_losses": Int(1),
-    "probation": Flag(),
     "ready_changes": Int(1),
-    "probation_reject_lb": UNIT,
-    "branch_saves": Flag(),
-    "branch_min_frac": UNIT,
-    "branch_lb": UNIT,
     "save_needs_wins": Flag(),
     "guard_severe_max": Int(0, optional=True),
     "aux_guardrail": Flag(),
@@ -126,35 +123,16 @@ RANGES: dict[str, Any] = {
     "max_random_uses": Int(1, optional=True),
     "exclude_by_form": Flag(),
     "screen_ready_share": Num(0.0, 1.0, optional=True),
-    "ranking_smoke": Int(0),
-    "ranking_smoke_share": UNIT,
     "batch_order_seed": Int(0, optional=True),
     "validation_futility": Int(0),
     "initial_in_pool": Flag(),
     "final_floor_samples": Num(0.0),
     "final_min_common": Int(0),
-    "donor_salvage": Flag(),
-    "salvage_donors": Int(1),
-    "salvage_min_rescues": Int(1),
-    "salvage_min_scores": Int(1),
-    "warmup_solved": Int(0),
-    "warmup_max_batches": Int(1),
-    "residual_pooling": Flag(),
-    "residual_min_failures": Int(1),
-    "residual_width": Int(1),
     "feedback_contrast": Flag(),
     "feedback_longitudinal": Flag(),
     "feedback_trajectories": Flag(),
     "feedback_gold_pairs": Flag(),
     "feedback_global_stats": Flag(),
-    "affordability_guards": Flag(),
-    "guard_multiplier": Int(1),
-    "i2_window": Flag(),
-    "i2_window_drafts": Int(1),
-    "i2_window_seats": Int(1),
-    "i2_window_slack": UNIT,
-    "verified_fixes": Flag(),
-    "verified_fixes_k": Int(1),
     "keep_refinement_on_accept": Flag(),
     "i2_without_failures": Flag(),
     "selector": Spelled(tuple(str(s) for cls in SELECTORS for s in cls.examples())),
@@ -165,6 +143,28 @@ RANGES: dict[str, Any] = {
     "final_selection": Flag(),
     "bandit_epsilon": UNIT,
 }
+
+
+
+def _mechanism_range(key: str) -> Any:
+    """A released mechanism's key, read off its record: the bounds its validator holds (a
+    count that switches the mechanism also takes 0, off)."""
+    if key in MECHANISMS and key not in flat_keys():
+        return Switch(counted=counted(key))
+    param = flat_keys()[key]
+    check = attrs.fields_dict(MECHANISMS[param.mechanism])[param.name].validator
+    if param.is_switch:
+        return Int(0, optional=key in MECHANISMS)
+    if isinstance(check, Integer):
+        return Int(check.low if check.low is not None else -10**6, check.high, check.optional)
+    if isinstance(check, Number):
+        return Num(check.low if check.low is not None else -INF,
+                   INF if check.high is None else check.high, check.low_open, check.high_open,
+                   check.optional)
+    return Flag()
+
+
+RANGES.update({key: _mechanism_range(key) for key in (*MECHANISMS, *flat_keys())})
 
 NOT_FINITE = st.sampled_from([math.nan, INF, -INF])
 NOT_A_NUMBER = st.one_of(st.text(max_size=5), st.booleans(), st.lists(st.integers(), max_size=2))
@@ -193,6 +193,10 @@ def invalid(spec: Any) -> st.SearchStrategy[Any]:
         return st.one_of(st.integers(0, 1), st.text(max_size=5), st.none())
     if isinstance(spec, Text):
         return st.one_of(st.sampled_from(["", "  ", "\n"]), st.integers(), st.none())
+    if isinstance(spec, Switch) and spec.counted:
+        return st.one_of(st.integers(max_value=-1), st.booleans(), st.text(max_size=5))
+    if isinstance(spec, Switch):
+        return st.one_of(st.integers(), st.text(max_size=5), st.lists(st.integers(), max_size=2))
     words = st.text(max_size=12).filter(lambda s: s not in spec.valid and not s.startswith(
         "replay:") or s == "replay:")
     return st.one_of(words, st.integers(), st.booleans())
@@ -209,11 +213,40 @@ def valid(spec: Any) -> st.SearchStrategy[Any]:
         return st.booleans()
     if isinstance(spec, Text):
         return st.text(min_size=1, max_size=8).filter(str.strip)
+    if isinstance(spec, Switch):
+        return st.one_of(st.integers(0, 10**6) if spec.counted else st.booleans(), st.none())
     return st.sampled_from(spec.valid)
 
 
 def test_every_config_field_has_a_range() -> None:
-    assert set(RANGES) == set(attrs.fields_dict(Config))
+    """The Config fields and every mechanism's flat parameter keys (`config_keys`)."""
+    assert set(RANGES) == set(config_keys())
+
+
+def _on(name: str) -> dict[str, Any]:
+    """What a layer must also set for `name` to be settable: its mechanism, switched on."""
+    if name in flat_keys() and not flat_keys()[name].is_switch:
+        return {flat_keys()[name].mechanism: {}}  # on, at its defaults
+    return {}
+
+
+def _make(name: str, value: Any) -> Config:
+    """A Config with `name` (a field or a flat parameter key) set to `value`."""
+    if name in flat_keys() and is_flat(name, value):
+        return Config(**{m: MECHANISMS[m]() for m in _on(name)}).replace(**{name: value})
+    return Config(**{name: value})
+
+
+def _read(config: Config, name: str) -> Any:
+    if name in flat_keys() and name not in attrs.fields_dict(Config):
+        record = getattr(config, flat_keys()[name].mechanism)
+        return 0 if record is None else getattr(record, flat_keys()[name].name)
+    value = getattr(config, name)
+    if isinstance(RANGES[name], Switch):
+        return value is not None if isinstance(value, bool) or value is None else value
+    if name in flat_keys():  # a count that switches its mechanism
+        return 0 if value is None else getattr(value, flat_keys()[name].name)
+    return value
 
 
 def _one_line(exc: BaseException, *names: str) -> None:
@@ -229,12 +262,12 @@ def _one_line(exc: BaseException, *names: str) -> None:
 def test_every_out_of_range_value_is_refused(name: str, data: st.DataObject) -> None:
     value = data.draw(invalid(RANGES[name]), label=name)
     with pytest.raises(ConfigError) as caught:
-        Config(**{name: value})
+        _make(name, value)
     _one_line(caught.value, name)
     assert str(caught.value).startswith(name)
     for where in ("cfg.json", "command line"):  # a file and the flags: the same checks
         with pytest.raises(ConfigError) as caught:
-            layer_config("paper", [Layer(where=where, values={name: value})])
+            layer_config("paper", [Layer(where=where, values={**_on(name), name: value})])
         _one_line(caught.value, where, name)
 
 
@@ -243,10 +276,31 @@ def test_every_out_of_range_value_is_refused(name: str, data: st.DataObject) -> 
 @given(data=st.data())
 def test_values_in_range_are_accepted(name: str, data: st.DataObject) -> None:
     value = data.draw(valid(RANGES[name]), label=name)
-    config = Config(**{name: value})
-    if not isinstance(RANGES[name], Spelled):
-        assert getattr(config, name) == value
-    assert layer_config("paper", [Layer(where="cfg.json", values={name: value})]).config == config
+    config = _make(name, value)
+    if isinstance(RANGES[name], Switch):
+        assert (getattr(config, name) is not None) == bool(value)
+    elif not isinstance(RANGES[name], Spelled):
+        off = 0 if name in flat_keys() else None  # a switching count's null is off, as 0
+        assert _read(config, name) == (off if value is None else value)
+    layer = Layer(where="cfg.json", values={**_on(name), name: value})
+    assert layer_config("paper", [layer]).config == config
+
+
+@pytest.mark.parametrize("name", sorted(k for k in flat_keys() if not flat_keys()[k].is_switch))
+def test_a_parameter_of_a_mechanism_that_is_off_is_refused(name: str) -> None:
+    """Under the paper profile, and under the released one with the mechanism switched off
+    in the same file: one line naming the file and the key, before anything runs."""
+    value = getattr(getattr(released(), flat_keys()[name].mechanism), flat_keys()[name].name)
+    off = flat_keys()[name].mechanism
+    for profile_name, values in (("paper", {name: value}),
+                                 ("released", {name: value, off: None})):
+        with pytest.raises(ConfigError) as caught:
+            layer_config(profile_name, [Layer(where="cfg.json", values=values)])
+        _one_line(caught.value, "cfg.json", name, off)
+        assert caught.value.field == name
+    with pytest.raises(ConfigError) as caught:
+        Config().replace(**{name: value})
+    _one_line(caught.value, name, off)
 
 
 @settings(max_examples=50, deadline=None)
@@ -302,3 +356,12 @@ def test_profile_then_file_then_flags() -> None:
     assert config.validation_min == 100  # from the profile
     assert layered.origins["seed"] == "command line" and layered.origins["budget"] == "cfg.json"
     assert layered.origins["validation_min"] == "profile released"
+
+
+def test_an_unknown_key_in_a_mechanisms_table_is_named() -> None:
+    with pytest.raises(ConfigError) as caught:
+        layer_config("paper", [Layer(where="cfg.json", values={"i2_window": {"draft": 3}})])
+    _one_line(caught.value, "cfg.json", "i2_window", "'draft'")
+    config = layer_config("paper", [Layer(where="cfg.json", values={"i2_window": {"drafts": 3}})])
+    assert config.config.i2_window is not None and config.config.i2_window.drafts == 3
+    assert config.origins["i2_window_drafts"] == "cfg.json"

@@ -26,6 +26,7 @@ from replay.grid import cli as grid_cli
 from replay.help_examples import add_examples
 from replay.redact import scrub
 from replay.serde import TaskSpec
+from replay.tasks.registry import TASK_HELP
 from stratune_core.errors import StraTuneError
 from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
 from stratune_core.selectors.registry import selector_usage
@@ -45,8 +46,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _task_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True,
-                   help="demo | livemath | docvqa | mind2web | spreadsheetbench | "
-                        "reasoning-gym:<name> | PATH to a custom JSONL task")
+                   help=TASK_HELP)
     p.add_argument("--scorer", help="custom tasks: exact | regex | choice | anls | "
                                     "numeric | module:function")
     p.add_argument("--placement", default="system", choices=[p.value for p in Placement],

@@ -22,7 +22,7 @@ from llm_cache.prices import FREE, default_prices
 from llm_cache.records import Usage
 from replay.models import load_task
 from replay.options import RunOptions, user_layers
-from replay.tasks.registry import PRESETS
+from replay.tasks.registry import BENCHMARKS
 from stratune_core.config import Config, profile
 from stratune_core.config_layers import Layer, layer_config, preset_layer, task_layer
 from stratune_core.serde import unstructure
@@ -184,8 +184,8 @@ def show_config(options: RunOptions) -> dict[str, Any]:
     """`plan --show-config`. A benchmark's preset is its class's, so no data is needed; other
     tasks are loaded for theirs."""
     spec = options.task.spec
-    if spec in PRESETS:
-        preset = preset_layer(spec, PRESETS[spec](options.profile))
+    if spec in BENCHMARKS:
+        preset = preset_layer(spec, BENCHMARKS[spec].presets(options.profile))
     else:
         info = load_task(options.task, data_dir=options.data_dir).info
         preset = task_layer(info, options.profile)

@@ -143,10 +143,13 @@ class RunDir:
         return [_utf8(line, self.events, i)
                 for i, line in enumerate(data[:end].split(b"\n")[:-1], start=1)]
 
-    def read_events(self) -> tuple[list[str], tuple[Event, ...]]:
+    def read_events(self, *, texts: bool = True) -> tuple[list[str], tuple[Event, ...]]:
+        """The lines and their typed events; without `texts`, a `SkillAdded` carries an empty
+        text and no blob is read (for readers of counts, which work without the blobs)."""
         lines = self.read_lines()
+        read_blob = self.read_blob if texts else _no_text
         events = tuple(
-            event_from_line(line, self.read_blob, where=f"{self.events}:{i}")
+            event_from_line(line, read_blob, where=f"{self.events}:{i}")
             for i, line in enumerate(lines, start=1)
         )
         return lines, events
@@ -209,6 +212,10 @@ def _read_text(path: Path) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise TraceError(f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x}); the file "
                          "is damaged") from None
+
+
+def _no_text(_blob: str) -> str:
+    return ""
 
 
 def _utf8(line: bytes, path: Path, lineno: int) -> str:

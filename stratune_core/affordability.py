@@ -23,9 +23,10 @@ def strategy_costs(config: Config, ranking: int) -> dict[Strategy, int]:
 
 def offered_strategies(state: State, config: Config) -> tuple[Strategy, ...]:
     """The strategies the optimizer may choose from this round."""
-    if not config.affordability_guards:
+    guards = config.affordability_guards
+    if guards is None:
         return tuple(Strategy)
     remaining = state.budget.remaining
     costs = strategy_costs(config, len(state.ranking_ids))
     return tuple(s for s in Strategy
-                 if s not in costs or remaining > config.guard_multiplier * costs[s])
+                 if s not in costs or remaining > guards.multiplier * costs[s])

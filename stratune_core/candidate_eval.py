@@ -7,6 +7,9 @@ of the same round was accepted, a later one must beat the new current skill.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 from attrs import frozen
 
@@ -18,7 +21,7 @@ from stratune_core.events_released import RefinementKept, ScreeningDeferred
 from stratune_core.history import HistoryEntry
 from stratune_core.pool import prune
 from stratune_core.reserve import refresh
-from stratune_core.screening_run import Candidate, draw_set, screen_candidate
+from stratune_core.screening_run import Candidate, Drawn, draw_set, screen_candidate
 from stratune_core.sets import validation_set
 from stratune_core.stages import run_stage
 from stratune_core.state import State
@@ -53,18 +56,7 @@ def evaluate_candidate(
         theme=sub.theme,
     )
     if not drawn.ready:
-        deferred = ScreeningDeferred(
-            round=state.round, candidate_id=sub.candidate_id, solved=len(drawn.solved_part),
-            random=len(drawn.ids) - len(drawn.solved_part), solved_quota=drawn.solved_quota,
-            random_quota=env.config.screen_random, retry=sub.retry)
-        if not sub.retry:  # screened next round (`readiness.py`); no decision yet
-            state = state.evolve(deferred=(*state.deferred, sub))
-            return state, (deferred,), Evaluated(entry=HistoryEntry(
-                **entry_base, verdict=Verdict.REJECTED_SCREENING,
-                reasons=(Reason.SET_NOT_READY,)), screening=None)
-        return _decide(state, env, (deferred,), HistoryEntry(
-            **entry_base, verdict=Verdict.REJECTED_SCREENING,
-            reasons=(Reason.INSUFFICIENT_EVIDENCE,)), None)
+        return _not_ready(state, env, sub, drawn, entry_base)
     if not q_s:
         return _decide(state, env, (), HistoryEntry(
             **entry_base, verdict=Verdict.REJECTED_SCREENING, reasons=(Reason.EMPTY_SET,)
@@ -89,43 +81,66 @@ def evaluate_candidate(
         if result.verdict is Verdict.SAVED:
             state = state.evolve(saved=(*state.saved, sub.candidate_id))
         return _decide(state, env, events, entry, s_out)
+    base = {**entry_base, **screened}
     if cfg.validation:
-        q_v = validation_set(
-            rng, samples=env.train, exclude=sub.exclude | set(result.sample_ids),
-            # all it asks for, or what Q_s left when Q_s keeps its quota (released)
-            size=cfg.validation_size(len(env.train)),
-        )
-        if not q_v:
-            entry = HistoryEntry(
-                **entry_base, **screened, verdict=Verdict.REJECTED_VALIDATION,
-                reasons=(Reason.EMPTY_SET,),
-            )
-            return _decide(state, env, events, entry, s_out)
-        state, validated, v_out, stopped = run_stage(
-            state, env, cand=sub.candidate_id, ref=ref, ids=q_v, stage=Stage.VALIDATION,
-            use_reserve=sub.use_reserve)
+        state, validated, entry = _validation(state, env, sub, ref, result.sample_ids, rng, base)
         events = (*events, *validated)
-        if v_out is None:
-            # It passed screening but validation cannot be paid for: keep it for final selection.
-            state = state.evolve(saved=(*state.saved, sub.candidate_id))
-            entry = HistoryEntry(
-                **entry_base, **screened, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,)
-            )
-            return _decide(state, env, events, entry, s_out)
-        if not v_out.passed or stopped is not None:
-            reasons = v_out.failed if stopped is None else (stopped, *v_out.failed)
-            entry = HistoryEntry(
-                **entry_base, **screened, verdict=Verdict.REJECTED_VALIDATION,
-                reasons=reasons, val_gain=v_out.stats.gain, held=False,
-            )
-            return _decide(state, env, events, entry, s_out)
-        entry = HistoryEntry(
-            **entry_base, **screened, verdict=Verdict.ACCEPTED, val_gain=v_out.stats.gain, held=True
-        )
     else:
-        entry = HistoryEntry(**entry_base, **screened, verdict=Verdict.ACCEPTED)
+        entry = HistoryEntry(**base, verdict=Verdict.ACCEPTED)
+    if entry.verdict is not Verdict.ACCEPTED:
+        return _decide(state, env, events, entry, s_out)
     state, replaced = _accept(state, sub, env.config.keep_refinement_on_accept)
     return _decide(state, env, (*events, *replaced), entry, s_out)
+
+
+def _not_ready(state: State, env: Env, sub: Submission, drawn: Drawn,
+               entry_base: dict[str, Any]) -> Decided:
+    """A screening set whose parts fall short of their quotas (released): screened next round
+    the first time (no decision yet), rejected for insufficient evidence the second."""
+    deferred = ScreeningDeferred(
+        round=state.round, candidate_id=sub.candidate_id, solved=len(drawn.solved_part),
+        random=len(drawn.ids) - len(drawn.solved_part), solved_quota=drawn.solved_quota,
+        random_quota=env.config.screen_random, retry=sub.retry)
+    if not sub.retry:  # screened next round (`readiness.py`); no decision yet
+        state = state.evolve(deferred=(*state.deferred, sub))
+        return state, (deferred,), Evaluated(entry=HistoryEntry(
+            **entry_base, verdict=Verdict.REJECTED_SCREENING,
+            reasons=(Reason.SET_NOT_READY,)), screening=None)
+    return _decide(state, env, (deferred,), HistoryEntry(
+        **entry_base, verdict=Verdict.REJECTED_SCREENING,
+        reasons=(Reason.INSUFFICIENT_EVIDENCE,)), None)
+
+
+def _validation(
+    state: State, env: Env, sub: Submission, ref: str, screened_ids: Sequence[str],
+    rng: np.random.Generator, base: dict[str, Any],
+) -> tuple[State, tuple[Event, ...], HistoryEntry]:
+    """Validation of a candidate that passed screening, and the entry it earns: accepted,
+    rejected, or unaffordable (then saved for final selection)."""
+    cfg = env.config
+    q_v = validation_set(
+        rng, samples=env.train, exclude=sub.exclude | set(screened_ids),
+        # all it asks for, or what Q_s left when Q_s keeps its quota (released)
+        size=cfg.validation_size(len(env.train)),
+    )
+    if not q_v:
+        return state, (), HistoryEntry(**base, verdict=Verdict.REJECTED_VALIDATION,
+                                       reasons=(Reason.EMPTY_SET,))
+    state, validated, v_out, stopped = run_stage(
+        state, env, cand=sub.candidate_id, ref=ref, ids=q_v, stage=Stage.VALIDATION,
+        use_reserve=sub.use_reserve)
+    if v_out is None:
+        # It passed screening but validation cannot be paid for: keep it for final selection.
+        state = state.evolve(saved=(*state.saved, sub.candidate_id))
+        return state, validated, HistoryEntry(**base, verdict=Verdict.UNAFFORDABLE,
+                                              reasons=(Reason.UNAFFORDABLE,))
+    if not v_out.passed or stopped is not None:
+        reasons = v_out.failed if stopped is None else (stopped, *v_out.failed)
+        return state, validated, HistoryEntry(
+            **base, verdict=Verdict.REJECTED_VALIDATION, reasons=reasons,
+            val_gain=v_out.stats.gain, held=False)
+    return state, validated, HistoryEntry(**base, verdict=Verdict.ACCEPTED,
+                                          val_gain=v_out.stats.gain, held=True)
 
 
 def _accept(state: State, sub: Submission, keep_refinement: bool) -> tuple[State, tuple[Event, ...]]:

@@ -17,14 +17,32 @@ import attrs
 from attrs import field, frozen
 
 from stratune_core.config_checks import (
-    Validator,
     enum_value,
-    flag,
-    integer,
+    flag_field,
+    float_field,
+    int_field,
     naming,
     non_empty_text,
     number,
-    to_float,
+)
+from stratune_core.config_flat import MechanismOff, is_flat, is_off_count, ordered
+from stratune_core.config_mechanisms import (
+    MECHANISMS,
+    AffordabilityGuards,
+    BranchSaves,
+    DonorSalvage,
+    EarlyStopping,
+    I2Window,
+    Probation,
+    RankingSmoke,
+    ResidualPooling,
+    ScreenFutility,
+    ScreenSmoke,
+    StrategyFloors,
+    VerifiedFixes,
+    Warmup,
+    flat_keys,
+    to_record,
 )
 from stratune_core.enums import Form, FormMenu, ReserveRule
 from stratune_core.errors import ConfigError
@@ -42,18 +60,13 @@ def round_half_up(value: float) -> int:
     return math.floor(value + 0.5 + 1e-9)
 
 
-def _int(default: int | None, low: int, high: int | None = None, *, none: bool = False) -> Any:
-    """A whole-number field in [low, high]; None is allowed too when the default is None or
-    `none` says so (None turns a limit off)."""
-    return field(default=default, validator=integer(low, high, optional=none or default is None))
+_int, _float, _flag = int_field, float_field, flag_field
 
 
-def _float(default: float | None, validator: Validator) -> Any:
-    return field(default=default, converter=to_float, validator=validator)
-
-
-def _flag(default: bool) -> Any:
-    return field(default=default, validator=flag)
+def _mechanism(name: str) -> Any:
+    """A released mechanism's record, off (None) by default; True turns it on at its
+    defaults."""
+    return field(default=None, converter=to_record(name))
 
 
 @frozen(kw_only=True)
@@ -141,35 +154,17 @@ class Config:
     feedback_preparation: bool = _flag(True)  # diagnose failures before generation (App. D.4)
     successes_prepared: int = _int(3, 0)  # successful trajectories summarised per preparation
 
-    # --- released-code mechanisms ------------------------------------------------------------
-    strategy_floors: bool = _flag(False)  # force an untried I2 at 35% of the budget, I3 at 50%
-    floor_i2_frac: float = _float(0.35, UNIT)
-    floor_i3_frac: float = _float(0.50, UNIT)
-    early_stopping: bool = _flag(False)  # stop at epoch e >= 2 when epoch e-1 accepted nothing
+    # --- released-code mechanisms (`config_mechanisms.py`; None: off, the paper) ------------
+    strategy_floors: StrategyFloors | None = _mechanism("strategy_floors")
+    early_stopping: EarlyStopping | None = _mechanism("early_stopping")
     max_epochs: int | None = _int(None, 1)  # released: 4
-    # ... and only when I2 submitted no draft in epoch e-1 either (released)
-    early_stop_i2: bool = _flag(False)
-    # screening in stages (docs/design.md, "Released profile"): a smoke check of the candidate
-    # alone on this many solved samples (0: none; released 8), rejected when at least
-    # `screen_smoke_broken` of them break and none is kept
-    screen_smoke: int = _int(0, 0)
-    screen_smoke_broken: int = _int(6, 1)
-    # stage 1 on max(screen_stage1, |Q_s| // 2) samples: stop when losses - wins >=
-    # `screen_futility_losses` and the gain <= -eps_s
-    screen_futility: bool = _flag(False)
-    screen_stage1: int = _int(12, 1)
-    screen_futility_losses: int = _int(2, 1)
-    # probation: an inconclusive screening (fewer than `ready_changes` wins + losses, or not
-    # clearly bad) is repeated on a second, disjoint set and decided on both; outright
-    # rejection needs LB(D, D+U) > probation_reject_lb
-    probation: bool = _flag(False)
+    screen_smoke: ScreenSmoke | None = _mechanism("screen_smoke")
+    screen_futility: ScreenFutility | None = _mechanism("screen_futility")
+    probation: Probation | None = _mechanism("probation")
+    # a screening is ready (conclusive) with at least this many wins + losses: probation's
+    # and the branch rule's threshold
     ready_changes: int = _int(6, 1)
-    probation_reject_lb: float = _float(0.65, UNIT)
-    # the branch rule: a ready candidate with wins and losses each >= max(2, ceil(frac * changes))
-    # in >= 2 strata each, is saved without being accepted
-    branch_saves: bool = _flag(False)
-    branch_min_frac: float = _float(0.15, UNIT)
-    branch_lb: float = _float(0.60, UNIT)
+    branch_saves: BranchSaves | None = _mechanism("branch_saves")
     save_needs_wins: bool = _flag(False)  # the save rule also needs wins >= losses (released)
     # released decision: acceptance and saving allow at most this many regressions among the
     # random part of Q_s, and one more rejects at once (None: no such check; released 1)
@@ -183,41 +178,21 @@ class Config:
     initial_in_pool: bool = _flag(False)  # s0 is saved from the start (a final contender)
     final_floor_samples: float = _float(0.0, number(0.0))  # floor >= this / |train| (2)
     final_min_common: int = _int(0, 0)  # a contender needs this many samples common with s_t
-    # donor salvage before final selection (released code only, docs/released-code.md §3.6)
-    donor_salvage: bool = _flag(False)
-    salvage_donors: int = _int(2, 1)
-    salvage_min_rescues: int = _int(3, 1)
-    salvage_min_scores: int = _int(20, 1)
+    donor_salvage: DonorSalvage | None = _mechanism("donor_salvage")
 
     # --- released-code round mechanisms (docs/design.md, "Profiles"; all off in the paper) ---
-    # run s_0 on batches, generating nothing, until this many solved samples are known (0: off)
-    warmup_solved: int = _int(0, 0)  # released: 18 (the solved part of a screening set)
-    warmup_max_batches: int = _int(6, 1)
-    # a batch with fewer failures than `residual_min_failures` borrows known failures of s_t
-    residual_pooling: bool = _flag(False)
-    residual_min_failures: int = _int(6, 1)
-    residual_width: int = _int(36, 1)
+    warmup: Warmup | None = _mechanism("warmup")
+    residual_pooling: ResidualPooling | None = _mechanism("residual_pooling")
     # extra blocks of E_t in the optimizer prompts (`feedback_extras.py`)
     feedback_contrast: bool = _flag(False)  # solved samples the revision must not break
     feedback_longitudinal: bool = _flag(False)  # s_t against s_0: improved, regressed, persistent
     feedback_trajectories: bool = _flag(False)  # solved multi-step samples, step by step
     feedback_gold_pairs: bool = _flag(False)  # solved input -> gold pairs whatever the form
     feedback_global_stats: bool = _flag(False)  # answer-option base rates (livemath_opus)
-    # I2 and I3 are offered only while B - spent >= multiplier x what one of their rounds ranks
-    affordability_guards: bool = _flag(False)
-    guard_multiplier: int = _int(6, 1)
-    # I2 collects drafts and submits the best `seats` of every `drafts` (`i2_window.py`)
-    i2_window: bool = _flag(False)
-    i2_window_drafts: int = _int(4, 1)
-    i2_window_seats: int = _int(2, 1)
-    i2_window_slack: float = _float(0.02, UNIT)
-    # an I2/I3 draft runs first on this many ranking samples and is killed under
-    # `ranking_smoke_share` x the reference's ranking score (`ranking_smoke.py`; 0: off)
-    ranking_smoke: int = _int(0, 0)  # released: 12
-    ranking_smoke_share: float = _float(0.25, UNIT)
-    # the first `verified_fixes_k` failures carry the preparation's blind solve (released only)
-    verified_fixes: bool = _flag(False)
-    verified_fixes_k: int = _int(8, 1)
+    affordability_guards: AffordabilityGuards | None = _mechanism("affordability_guards")
+    i2_window: I2Window | None = _mechanism("i2_window")
+    ranking_smoke: RankingSmoke | None = _mechanism("ranking_smoke")
+    verified_fixes: VerifiedFixes | None = _mechanism("verified_fixes")
     keep_refinement_on_accept: bool = _flag(False)  # an I1/I3 acceptance keeps s~
     # a batch without failures (after pooling) runs I2 when a refinement is under way, instead
     # of skipping the round (released code: I2 critiques its batch whatever the scores)
@@ -246,7 +221,7 @@ class Config:
             raise ConfigError(
                 "screen_random: screening needs at least one sample (screen_solved and "
                 "screen_random are both 0)", field="screen_random")
-        if self.verified_fixes and not self.feedback_preparation:
+        if self.verified_fixes is not None and not self.feedback_preparation:
             raise ConfigError(
                 "verified_fixes: the blind solves it shows come from feedback preparation; set "
                 "feedback_preparation true or verified_fixes false", field="verified_fixes")
@@ -292,8 +267,24 @@ class Config:
         return min(64, max(32, n_train // 12))
 
     def replace(self, **changes: object) -> Config:
+        """`changes` may name a mechanism's parameter by its flat key (`i2_window_drafts=2`)
+        when the mechanism is on (or turned on by `changes`)."""
+        direct = {k: v for k, v in changes.items() if not is_flat(k, v)}
+        for key in ordered(changes):
+            if not is_flat(key, changes[key]):
+                continue
+            param, value = flat_keys()[key], changes[key]
+            record = direct.get(param.mechanism, getattr(self, param.mechanism))
+            record = to_record(param.mechanism)(record)
+            if param.is_switch and is_off_count(value):
+                direct[param.mechanism] = None
+            elif record is None and not param.is_switch:
+                raise MechanismOff.of(key)
+            else:
+                record = MECHANISMS[param.mechanism]() if record is None else record
+                direct[param.mechanism] = attrs.evolve(record, **{param.name: value})
         try:
-            return attrs.evolve(self, **changes)
+            return attrs.evolve(self, **direct)
         except TypeError as exc:  # unknown field name
             raise ConfigError(str(exc)) from exc
 
@@ -316,16 +307,15 @@ def released() -> Config:
         max_random_uses=3,
         screen_ready_share=0.7,
         exclude_by_form=True,
-        ranking_smoke=12,
+        ranking_smoke=RankingSmoke(),
         archive_cap=4,
         final_seats=2,
         reserve_rule=ReserveRule.FIXED,
         n_candidates_i1=2,
-        early_stopping=True,
-        early_stop_i2=True,
+        early_stopping=EarlyStopping(unless_i2=True),
         max_epochs=4,
         strategy_floors=True,
-        screen_smoke=8,
+        screen_smoke=ScreenSmoke(),
         screen_futility=True,
         probation=True,
         branch_saves=True,
@@ -337,7 +327,7 @@ def released() -> Config:
         final_floor_samples=2.0,
         final_min_common=20,
         donor_salvage=True,
-        warmup_solved=18,
+        warmup=Warmup(),
         residual_pooling=True,
         feedback_contrast=True,
         feedback_longitudinal=True,

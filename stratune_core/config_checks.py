@@ -10,14 +10,22 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+from attrs import field, frozen
 
 from stratune_core.errors import ConfigError
 
 Validator = Callable[[Any, attrs.Attribute, Any], None]
 
 
+def key_of(attribute: attrs.Attribute) -> str:
+    """The name a field is spelt with in a config file: a mechanism's parameter keeps its flat
+    key (`i2_window_drafts` for `I2Window.drafts`), the spelling older manifests carry."""
+    return str(attribute.metadata.get("key", attribute.name))
+
+
 def _fail(attribute: attrs.Attribute, what: str, value: object) -> ConfigError:
-    return ConfigError(f"{attribute.name}: must be {what}, got {value!r:.40}", field=attribute.name)
+    name = key_of(attribute)
+    return ConfigError(f"{name}: must be {what}, got {value!r:.40}", field=name)
 
 
 def _bounds(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -37,36 +45,56 @@ def _in_range(value: float, low: float | None, high: float | None, low_open: boo
     return not (high is not None and (value >= high if high_open else value > high))
 
 
-def integer(low: int | None = None, high: int | None = None, *, optional: bool = False) -> Validator:
-    """A whole number (not a bool, not a float) in [low, high]; None too when `optional`."""
+@frozen
+class Integer:
+    """A whole number (not a bool, not a float) in [low, high]; None too when `optional`. A
+    record rather than a closure, so the bounds can be read (the property tests do)."""
 
-    def check(_inst: object, attribute: attrs.Attribute, value: Any) -> None:
-        if value is None and optional:
+    low: int | None = None
+    high: int | None = None
+    optional: bool = False
+
+    def __call__(self, _inst: object, attribute: attrs.Attribute, value: Any) -> None:
+        if value is None and self.optional:
             return
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _fail(attribute, "a whole number" + (" or null" if optional else ""), value)
-        if not _in_range(value, low, high, False, False):
-            bounds = "> 0" if (low, high) == (1, None) else _bounds(low, high, False, False)
+            raise _fail(attribute, "a whole number" + (" or null" if self.optional else ""),
+                        value)
+        if not _in_range(value, self.low, self.high, False, False):
+            bounds = "> 0" if (self.low, self.high) == (1, None) \
+                else _bounds(self.low, self.high, False, False)
             raise _fail(attribute, bounds, value)
 
-    return check
+
+@frozen
+class Number:
+    """A finite number within the bounds (open where asked); None too when `optional`."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    optional: bool = False
+
+    def __call__(self, _inst: object, attribute: attrs.Attribute, value: Any) -> None:
+        if value is None and self.optional:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _fail(attribute, "a number" + (" or null" if self.optional else ""), value)
+        if not math.isfinite(value):
+            raise _fail(attribute, "a finite number", value)
+        if not _in_range(value, self.low, self.high, self.low_open, self.high_open):
+            raise _fail(attribute, _bounds(self.low, self.high, self.low_open, self.high_open),
+                        value)
+
+
+def integer(low: int | None = None, high: int | None = None, *, optional: bool = False) -> Validator:
+    return Integer(low, high, optional)
 
 
 def number(low: float | None = None, high: float | None = None, *, low_open: bool = False,
            high_open: bool = False, optional: bool = False) -> Validator:
-    """A finite number within the bounds (open where asked); None too when `optional`."""
-
-    def check(_inst: object, attribute: attrs.Attribute, value: Any) -> None:
-        if value is None and optional:
-            return
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _fail(attribute, "a number" + (" or null" if optional else ""), value)
-        if not math.isfinite(value):
-            raise _fail(attribute, "a finite number", value)
-        if not _in_range(value, low, high, low_open, high_open):
-            raise _fail(attribute, _bounds(low, high, low_open, high_open), value)
-
-    return check
+    return Number(low, high, low_open, high_open, optional)
 
 
 def to_float(value: Any) -> Any:
@@ -116,3 +144,23 @@ def naming(field: str, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
             raise
 
     return run
+
+
+def int_field(default: int | None, low: int, high: int | None = None, *, none: bool = False,
+              key: str | None = None) -> Any:
+    """A whole-number field in [low, high]; None is allowed too when the default is None or
+    `none` says so (None turns a limit off). `key`: its flat spelling in a config file."""
+    return field(default=default, validator=integer(low, high, optional=none or default is None),
+                 metadata=_key(key))
+
+
+def float_field(default: float | None, validator: Validator, *, key: str | None = None) -> Any:
+    return field(default=default, converter=to_float, validator=validator, metadata=_key(key))
+
+
+def flag_field(default: bool, *, key: str | None = None) -> Any:
+    return field(default=default, validator=flag, metadata=_key(key))
+
+
+def _key(key: str | None) -> dict[str, str]:
+    return {} if key is None else {"key": key}

@@ -20,6 +20,8 @@ import cattrs
 from attrs import field, frozen
 
 from stratune_core.config import Config, profile
+from stratune_core.config_flat import is_off_count, ordered, set_key, spelt_flat
+from stratune_core.config_mechanisms import MECHANISMS, counted, flat_keys
 from stratune_core.errors import ConfigError
 from stratune_core.records import TaskInfo
 from stratune_core.serde import one_line, structure, unstructure
@@ -55,19 +57,23 @@ def layer_config(profile_name: str, layers: Sequence[Layer]) -> Layered:
     """`profile_name`'s Config with `layers` applied in order (profile -> task preset -> user
     file -> flags)."""
     data = unstructure(profile(profile_name))
-    origins = dict.fromkeys(data, f"profile {profile_name}")
+    origins = dict.fromkeys(config_keys(), f"profile {profile_name}")
     for layer in layers:
         if not isinstance(layer.values, Mapping):
             raise ConfigError(f"{layer.where}: expected a JSON object of Config fields")
-        unknown = sorted(str(k) for k in layer.values if k not in data)
+        unknown = sorted(str(k) for k in layer.values if k not in origins)
         if unknown:
             names = ", ".join(repr(k) for k in unknown)
             # worded as the converter words an unknown key of any record ("@ $": at the top)
             raise ConfigError(f"{layer.where}: unknown field(s) {names}: remove or fix them @ $")
-        for key, value in layer.values.items():
+        for key in ordered(layer.values):
+            value = layer.values[key]
             _check_value(key, value, layer.where)
-        data.update(layer.values)
-        origins.update(dict.fromkeys(layer.values, layer.where))
+            try:
+                set_key(data, key, value)
+            except ConfigError as exc:
+                raise ConfigError(f"{layer.where}: {exc}", field=key) from None
+            origins.update(dict.fromkeys(_keys_set(key), layer.where))
     try:
         config = structure(data, Config)
     except ConfigError as exc:
@@ -78,15 +84,45 @@ def layer_config(profile_name: str, layers: Sequence[Layer]) -> Layered:
 
 
 @functools.cache
-def _field_types() -> dict[str, Any]:
-    return typing.get_type_hints(Config)
+def config_keys() -> tuple[str, ...]:
+    """Every key a layer may set: the Config fields and the mechanisms' flat parameter keys."""
+    return (*attrs.fields_dict(Config), *flat_keys())
+
+
+def _keys_set(key: str) -> tuple[str, ...]:
+    """The keys whose origin a layer's `key` becomes: a mechanism's with all its parameters."""
+    if key in MECHANISMS:
+        return (key, *(k for k, p in flat_keys().items() if p.mechanism == key))
+    if key in flat_keys() and flat_keys()[key].is_switch:
+        return _keys_set(flat_keys()[key].mechanism)
+    return (key,)
+
+
+def _attribute(key: str) -> tuple[attrs.Attribute, Any]:
+    """The field a flat key checks against, and its type."""
+    if key in flat_keys():
+        param = flat_keys()[key]
+        record = MECHANISMS[param.mechanism]
+        return attrs.fields_dict(record)[param.name], typing.get_type_hints(record)[param.name]
+    return attrs.fields_dict(Config)[key], typing.get_type_hints(Config)[key]
 
 
 def _check_value(key: str, value: Any, where: str) -> None:
-    """One field's value, checked as the constructor will check it (without the other fields)."""
-    attribute = attrs.fields_dict(Config)[key]
+    """One field's value, checked as the constructor will check it (without the other fields).
+    A mechanism given whole (`true`, `null`, a table) is checked when the config is built; a
+    count that switches one is checked unless it is 0 (off)."""
+    key = spelt_flat(key, value)
+    if key in MECHANISMS and (value is None or isinstance(value, Mapping)
+                              or isinstance(value, bool) and not counted(key)):
+        return
+    if key in flat_keys() and flat_keys()[key].is_switch and is_off_count(value):
+        return
+    if key in MECHANISMS and not counted(key):
+        raise ConfigError(f"{where}: {key}: must be true, false, null or a table of "
+                          f"{MECHANISMS[key].__name__}'s fields, got {value!r:.40}", field=key)
+    attribute, kind = _attribute(key)
     try:
-        value = structure(value, _field_types()[key])
+        value = structure(value, kind)
         if attribute.converter is not None:
             value = attribute.converter(value)  # type: ignore[operator]
         if attribute.validator is not None:
@@ -103,11 +139,18 @@ def _named(exc: BaseException, name: str | None, origins: Mapping[str, str]) -> 
     return ConfigError(f"{where}: {message}", field=name)
 
 
-def _first(exc: cattrs.ClassValidationError, origins: Mapping[str, str]) -> ConfigError:
-    """The first failing field of a structuring error (a type error or a validator's)."""
+def _first(exc: cattrs.ClassValidationError, origins: Mapping[str, str],
+           within: str | None = None) -> ConfigError:
+    """The first failing field of a structuring error (a type error or a validator's);
+    `within`: the mechanism whose record is being read."""
     with_notes, without_notes = exc.group_exceptions()
     for inner, note in with_notes:
+        if isinstance(inner, cattrs.ClassValidationError):  # a mechanism's record
+            return _first(inner, origins, str(note.name))
         return _named(inner, note.name, origins)
     for inner in without_notes:
-        return _named(inner, getattr(inner, "field", None), origins)
+        if isinstance(inner, cattrs.ForbiddenExtraKeysError):
+            names = ", ".join(repr(k) for k in sorted(inner.extra_fields))
+            inner = ConfigError(f"{within}: unknown field(s) {names}: remove or fix them")
+        return _named(inner, getattr(inner, "field", None) or within, origins)
     return ConfigError(f"config: {exc}")

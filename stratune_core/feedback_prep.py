@@ -25,10 +25,8 @@ from stratune_core.feedback_prep_prompt import (
     Preparation,
     PrepCase,
     SuccessNote,
-    blind_ids,
     parse_preparation,
     preparation_prompt,
-    shown_ids,
 )
 from stratune_core.forms import format_lines
 from stratune_core.optimizer import ask, optimizer_request
@@ -105,12 +103,12 @@ def prepare_feedback(
                                 system=PREPARATION_SYSTEM)
     (reply,) = ask(env, [request])
     notes = parse_preparation(reply)
-    shown, blind = shown_ids(fitted.text), blind_ids(fitted.text)
+    shown, blind = fitted.shown, fitted.blind
     diagnoses, verified, summaries = [], [], []
     answers: dict[str, str] = {}  # the blind answers the scorer accepted
     for case in successes:
         worked = notes.get(case.sample_id, {}).get("worked")
-        if worked and f'<sample id="{case.sample_id}" solved' in fitted.text:
+        if worked and case.sample_id in fitted.solved:
             summaries.append(SuccessNote(sample_id=case.sample_id, worked=worked))
     for case in failures:
         if case.sample_id not in shown:
@@ -137,11 +135,11 @@ def prepare_feedback(
     if detail:
         return None, (event,)
     fixes, annotated = (), ()
-    if env.config.verified_fixes:
+    if env.config.verified_fixes is not None:
         fixes, annotated = annotate(
             round_index=state.round, skill_id=fb.skill_id,
             failure_ids=[c.sample_id for c in failures if c.sample_id in shown],
-            attempted=blind, verified=answers, k=env.config.verified_fixes_k)
+            attempted=blind, verified=answers, k=env.config.verified_fixes.k)
     prep = Preparation(skill_id=fb.skill_id, diagnoses=diagnoses, successes=summaries,
                        fixes=fixes)
     return prep, (event, *annotated)

@@ -99,14 +99,37 @@ class PrepCase:
         return "\n".join(lines)
 
 
-def blind_ids(prompt: str) -> frozenset[str]:
-    """The failures a preparation prompt shows blind."""
-    return frozenset(re.findall(r'<sample id="([^"]+)" solve="yes">', prompt))
+FAILURES = "failures"
+SOLVED = "solved samples"
 
 
-def shown_ids(prompt: str) -> frozenset[str]:
-    """The failures a preparation prompt shows, blind or not (not the solved samples)."""
-    return frozenset(re.findall(r'<sample id="([^"]+)" solve="', prompt))
+@frozen(kw_only=True)
+class PreparationPrompt:
+    """The fitted prompt and what it shows: the failures kept (`shown`), those of them shown
+    blind, and the solved samples kept."""
+
+    fitted: Fitted
+    blind: frozenset[str]
+
+    @property
+    def text(self) -> str:
+        return self.fitted.text
+
+    @property
+    def tokens(self) -> int:
+        return self.fitted.tokens
+
+    @property
+    def dropped(self) -> tuple[tuple[str, int], ...]:
+        return self.fitted.dropped
+
+    @property
+    def shown(self) -> frozenset[str]:
+        return frozenset(self.fitted.kept_keys(FAILURES))
+
+    @property
+    def solved(self) -> frozenset[str]:
+        return frozenset(self.fitted.kept_keys(SOLVED))
 
 
 def preparation_prompt(
@@ -116,16 +139,16 @@ def preparation_prompt(
     successes: Sequence[PrepCase],
     budget: int,
     keep_failures: int,
-) -> Fitted:
+) -> PreparationPrompt:
     """The prompt, fitted to `budget`: successful trajectories go first, then failures beyond
     the first `keep_failures`; if the kept failures' whole inputs still do not fit, the longest
     are shown in their short form instead (unverifiable, with their expected answer)."""
     blind = {c.sample_id for c in failures if c.blind is not None}
     while True:
         fitted = _fit(format_lines, failures, successes, budget, keep_failures, blind)
+        shown = blind & set(fitted.kept_keys(FAILURES))
         if fitted.tokens <= budget or not blind:
-            return fitted
-        shown = blind & blind_ids(fitted.text)
+            return PreparationPrompt(fitted=fitted, blind=frozenset(shown))
         pool = shown or blind
         longest = max(pool, key=lambda i: len(next(c.blind or "" for c in failures
                                                     if c.sample_id == i)))
@@ -172,11 +195,11 @@ worked: what the target did right that the skill should keep (solved samples onl
     parts = [
         Part(text=f"{intro}\n\n{fmt}"),
         Part(text="## Failures", items=[c.block(c.sample_id in blind) for c in failures],
-             keep=keep_failures, rank=2, name="failures"),
+             keys=[c.sample_id for c in failures], keep=keep_failures, rank=2, name=FAILURES),
     ]
     if successes:
         parts.append(Part(text="## Solved samples", items=[c.block(False) for c in successes],
-                          rank=1, name="solved samples"))
+                          keys=[c.sample_id for c in successes], rank=1, name=SOLVED))
     parts.append(Part(text=task))
     return fit(parts, budget)
 

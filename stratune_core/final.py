@@ -37,7 +37,7 @@ def common_set(state: State, env: Env, skills: tuple[str, ...], rng: np.random.G
 def final_selection(state: State, env: Env, rng: np.random.Generator) -> tuple[State, tuple[Event, ...], str]:
     cfg = env.config
     out: list[Event] = []
-    if cfg.donor_salvage:  # released code only: before final selection
+    if cfg.donor_salvage is not None:  # released code only: before final selection
         state, salvaged = salvage(state, env, round_rng(cfg.seed, state.round, SALVAGE_STREAM))
         out.extend(salvaged)
     if not cfg.final_selection:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from stratune_core.candidate_eval import Submission, evaluate_candidate
+from stratune_core.config_mechanisms import active
 from stratune_core.context import Env
 from stratune_core.enums import Strategy, Verdict
 from stratune_core.events import CandidateDecided, Event, RefinementAdvanced
@@ -45,9 +46,10 @@ def submit_window(
 ) -> Result:
     """Empty the window: evaluate its best `seats` drafts (within the slack), in score order."""
     cfg = env.config
+    slack = active(cfg.i2_window).slack
     window = sorted(state.refinement.window, key=lambda d: -d.score)  # stable: draft order
     seated = [d for d in window[:seats]
-              if d.score >= d.reference_score - cfg.i2_window_slack - 1e-12]
+              if d.score >= d.reference_score - slack - 1e-12]
     state = state.evolve(refinement=state.refinement.emptied())
     events: list[Event] = [WindowSubmitted(
         round=state.round, candidate_ids=tuple(d.candidate_id for d in window),
@@ -88,15 +90,16 @@ def submit_window(
 def add_draft(state: State, env: Env, rng: np.random.Generator, draft: WindowDraft) -> Result:
     """Put a ranked draft in the window; submit the window once it is full."""
     state = state.evolve(refinement=state.refinement.waiting(draft))
-    if len(state.refinement.window) < env.config.i2_window_drafts:
+    window = env.config.i2_window
+    if window is None or len(state.refinement.window) < window.drafts:
         ref = state.refinement
         return state, (RefinementAdvanced(round=state.round, intermediate_id=ref.intermediate_id
                                           or "", steps=ref.steps, advanced=False),)
-    return submit_window(state, env, rng, seats=env.config.i2_window_seats)
+    return submit_window(state, env, rng, seats=window.seats)
 
 
 def flush_window(state: State, env: Env, rng: np.random.Generator) -> Result:
     """After the last round: a window of two or more drafts submits its best one."""
-    if not env.config.i2_window or len(state.refinement.window) < 2:
+    if env.config.i2_window is None or len(state.refinement.window) < 2:
         return state, ()
     return submit_window(state, env, rng, seats=1, flush=True)

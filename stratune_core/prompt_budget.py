@@ -54,6 +54,9 @@ class Part:
     rank: int = 0
     name: str = ""  # what the items are, for the note ("solved examples")
     oldest_first: bool = False
+    # what each item shows (a sample id), aligned with `items`: `Fitted.kept` reports the
+    # keys of the items that stayed, so a caller need not search the text for them
+    keys: tuple[str, ...] = field(default=(), converter=tuple)
 
     def render(self, items: Sequence[str], dropped: int) -> str:
         lines = [self.text] if self.text else []
@@ -68,6 +71,10 @@ class Fitted:
     text: str
     tokens: int  # the estimate of `text`
     dropped: tuple[tuple[str, int], ...] = ()  # (part name, items left out), in drop order
+    kept: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (part name, keys of the kept items)
+
+    def kept_keys(self, name: str) -> tuple[str, ...]:
+        return next((keys for part, keys in self.kept if part == name), ())
 
 
 def fit(parts: Sequence[Part], budget: int, *, separator: str = "\n\n") -> Fitted:
@@ -76,6 +83,7 @@ def fit(parts: Sequence[Part], budget: int, *, separator: str = "\n\n") -> Fitte
     out. What cannot be dropped always stays, so a budget smaller than the fixed parts gives a
     prompt over budget (`Fitted.tokens` says by how much)."""
     kept = [list(p.items) for p in parts]
+    keys = [list(p.keys) for p in parts]
     dropped = [0] * len(parts)
     order = sorted(range(len(parts)), key=lambda k: parts[k].rank)
 
@@ -92,6 +100,8 @@ def fit(parts: Sequence[Part], budget: int, *, separator: str = "\n\n") -> Fitte
         note = _NOTE_TOKENS if dropped[k] == 0 else 0
         index = 0 if parts[k].oldest_first else len(kept[k]) - 1
         dropped[k] += 1
+        if keys[k]:
+            keys[k].pop(index)
         return estimate_tokens(kept[k].pop(index)) + 1 - note
 
     # A first pass on per-item estimates (the estimate is additive up to a token per join),
@@ -115,7 +125,8 @@ def fit(parts: Sequence[Part], budget: int, *, separator: str = "\n\n") -> Fitte
             text = render()
             tokens = estimate_tokens(text)
     done = tuple((parts[k].name, dropped[k]) for k in order if dropped[k])
-    return Fitted(text=text, tokens=tokens, dropped=done)
+    shown = tuple((part.name, tuple(keys[k])) for k, part in enumerate(parts) if part.keys)
+    return Fitted(text=text, tokens=tokens, dropped=done, kept=shown)
 
 
 _NOTE_TOKENS = 48  # the top note's share and the "(N ... left out ...)" line of a part

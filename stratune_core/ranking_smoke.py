@@ -30,8 +30,10 @@ def smoke_drafts(state: State, env: Env, reference: str, drafts: list[Prepared],
     for: ranking then reports the cost)."""
     cfg = env.config
     ids = state.ranking_ids
-    n = cfg.ranking_smoke
-    if n == 0 or not drafts or n >= len(ids):
+    if cfg.ranking_smoke is None:
+        return state, (), drafts
+    n = cfg.ranking_smoke.samples
+    if not drafts or n >= len(ids):
         return state, (), drafts
     smoke = ids[:n]
     groups = [(reference, ids)] + [(p.candidate_id, smoke) for p in drafts]
@@ -40,7 +42,7 @@ def smoke_drafts(state: State, env: Env, reference: str, drafts: list[Prepared],
         return state, (), drafts
     events: list[Event] = list(charged)
     reference_score = mean_score(state, reference, ids)
-    threshold = smoke_threshold(reference_score, cfg.ranking_smoke_share)
+    threshold = smoke_threshold(reference_score, cfg.ranking_smoke.share)
     survivors = []
     for p in drafts:
         score = mean_score(state, p.candidate_id, smoke)

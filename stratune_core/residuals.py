@@ -33,9 +33,10 @@ def pool_residuals(
     (as many as `max_failures_shown` leaves room for), or `fb` unchanged."""
     cfg = env.config
     batch_failures = len(fb.batch_ids) - fb.n_solved
-    if not cfg.residual_pooling or batch_failures >= cfg.residual_min_failures:
+    pooling = cfg.residual_pooling
+    if pooling is None or batch_failures >= pooling.min_failures:
         return fb, ()
-    room = min(cfg.residual_width, cfg.max_failures_shown - len(fb.failures))
+    room = min(pooling.width, cfg.max_failures_shown - len(fb.failures))
     in_batch = set(fb.batch_ids)
     known = [
         e for sid in env.train_ids

@@ -17,6 +17,7 @@ import numpy as np
 
 from stratune_core.candidate_eval import Submission, evaluate_candidate
 from stratune_core.candidates import prepare_candidate
+from stratune_core.config_mechanisms import active
 from stratune_core.context import Env
 from stratune_core.enums import Form, Strategy
 from stratune_core.events import Event
@@ -33,18 +34,18 @@ MAX_RESCUES_SHOWN = 10
 def donors(state: State, env: Env) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Every (donor, its rescues in training order), most rescues first (ties: the earlier
     skill)."""
-    cfg = env.config
+    rule = active(env.config.donor_salvage)
     led, current = state.ledger, state.current_id
     ran = led.executed_ids(current)
     found = []
     for sid in state.skills:
         executed = led.executed_ids(sid)
-        if sid == current or len(executed) < cfg.salvage_min_scores:
+        if sid == current or len(executed) < rule.min_scores:
             continue
         common = executed & ran
         rescues = tuple(x for x in env.train_ids if x in common
                         and led.get(sid, x).solved and not led.get(current, x).solved)  # type: ignore[union-attr]
-        if len(rescues) >= cfg.salvage_min_rescues:
+        if len(rescues) >= rule.min_rescues:
             found.append((sid, rescues))
     found.sort(key=lambda d: -len(d[1]))
     return tuple(found)
@@ -60,7 +61,7 @@ def salvage(state: State, env: Env, rng: np.random.Generator) -> tuple[State, tu
     found against the merged skill."""
     events: list[Event] = []
     tried: set[str] = set()
-    for _ in range(env.config.salvage_donors):
+    for _ in range(active(env.config.donor_salvage).donors):
         found = [d for d in donors(state, env) if d[0] not in tried]
         if not found:
             break

@@ -93,7 +93,7 @@ def screen_candidate(
     if out is None or stopped is not None:
         return state, events, _stopped(out, stopped, q_s)
     ids, drawn_solved = q_s, [x in solved for x in q_s]
-    call, branch, ruled = _call(state, env, cand, out, ids, drawn_solved, final=not cfg.probation)
+    call, branch, ruled = _call(state, env, cand, out, ids, drawn_solved, final=cfg.probation is None)
     if call is Call.PROBATION:
         state, second_set = draw_set(state, env, rng, cand.reference, cand.exclude | set(q_s))
         q2, solved2 = second_set.ids, second_set.solved_part
@@ -115,7 +115,7 @@ def screen_candidate(
         call, branch, ruled = _call(state, env, cand, out, ids, drawn_solved, final=True)
     events = (*events, *ruled)
     reasons = out.failed
-    if cfg.probation and not ready(out, cfg):
+    if cfg.probation is not None and not ready(out, cfg):
         reasons = (*reasons, Reason.TOO_FEW_CHANGES)
     if branch is not None:
         events = (*events, CandidateBranched(
@@ -135,7 +135,7 @@ def _call(state: State, env: Env, cand: Candidate, out: Outcome, ids: Sequence[s
     cfg = env.config
     random_part = [not s for s in drawn_solved]
     branch = None
-    if cfg.branch_saves:
+    if cfg.branch_saves is not None:
         branch = branch_check(
             state.ledger.scores(cand.reference, ids), state.ledger.scores(cand.id, ids),
             outcome=out, strata=[env.samples[x].stratum for x in ids],
@@ -144,7 +144,8 @@ def _call(state: State, env: Env, cand: Candidate, out: Outcome, ids: Sequence[s
                     aux=aux_change(state, cand.reference, cand.id, ids))
     call, consulted = screening_decision(out, config=cfg, branch=branch, final=final,
                                          guards=guards)
-    explained = cfg.probation or cfg.branch_saves or cfg.guard_severe_max is not None \
+    explained = cfg.probation is not None or cfg.branch_saves is not None \
+        or cfg.guard_severe_max is not None \
         or cfg.aux_guardrail
     events = tuple(RuleChecked(round=state.round, candidate_id=cand.id, rule=r.rule,
                                holds=r.holds, conditions=r.conditions)

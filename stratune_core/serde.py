@@ -19,10 +19,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, get_origin
 
 import cattrs
+from cattrs.gen import make_dict_structure_fn
 from cattrs.strategies import configure_tagged_union
 from cattrs.v import format_exception
 
 from llm_cache.records import Block
+from stratune_core.config import Config
+from stratune_core.config_flat import nest
 from stratune_core.enums import FormMenu
 from stratune_core.errors import StraTuneError
 from stratune_core.ledger import Ledger
@@ -91,6 +94,11 @@ def make_converter(tagged_unions: Sequence[Any] = ()) -> cattrs.Converter:
     conv.register_structure_hook(str, _strict(str, (str,), "a string"))
     for union in (Block, *tagged_unions):
         configure_tagged_union(union, conv, tag_name=TAG)
+    config_fields = make_dict_structure_fn(Config, conv)
+    # a manifest written before the mechanisms were records spells them flat
+    conv.register_structure_hook(
+        Config, lambda data, cls: config_fields(nest(data) if isinstance(data, Mapping) else data,
+                                                cls))
     return conv
 
 

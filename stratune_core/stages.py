@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence, Set
 
+from stratune_core.config_mechanisms import active
 from stratune_core.context import Env
 from stratune_core.enums import Purpose, Reason, Stage
 from stratune_core.evaluation import Outcome, paired_stats, screen, validate
@@ -54,11 +55,11 @@ def _parts(env: Env, ids: Sequence[str], stage: Stage,
         return (), (tuple(ids[:n]) if 0 < n < len(ids) else ())
     solved_part = [x for x in ids if x in solved]
     random_part = [x for x in ids if x not in solved]
-    smoke = cfg.screen_smoke
+    smoke = cfg.screen_smoke.samples if cfg.screen_smoke is not None else 0
     smoke_ids = tuple(solved_part[:smoke]) if 0 < smoke <= len(solved_part) else ()
     first: tuple[str, ...] = ()
-    size = stage_one_size(len(ids), cfg.screen_stage1)
-    if cfg.screen_futility and size < len(ids):
+    futility = cfg.screen_futility
+    if futility is not None and (size := stage_one_size(len(ids), futility.stage1)) < len(ids):
         first = interleave(solved_part, random_part)[:size]
     return smoke_ids, first
 
@@ -90,7 +91,7 @@ def run_stage(
         led = state.ledger
         check = smoke_check([led.get(ref, x).solved for x in smoke],  # type: ignore[union-attr]
                             [led.get(cand, x).solved for x in smoke],  # type: ignore[union-attr]
-                            broken=env.config.screen_smoke_broken)
+                            broken=active(env.config.screen_smoke).broken)
         if check.failed:
             result, outcome = stage_result(state, env, cand, ref, smoke, stage)
             stop = SmokeFailed(round=state.round, candidate_id=cand, sample_ids=smoke,
@@ -102,7 +103,8 @@ def run_stage(
         events.extend(charged)
         stats = paired_stats(state.ledger.scores(ref, first), state.ledger.scores(cand, first),
                              success_threshold=env.threshold, delta=env.config.delta)
-        futile = (screening_futile(stats, eps0=env.eps0, losses=env.config.screen_futility_losses)
+        futile = (screening_futile(stats, eps0=env.eps0,
+                                   losses=active(env.config.screen_futility).losses)
                   if stage is Stage.SCREENING else validation_futile(stats))
         if futile:
             result, outcome = stage_result(state, env, cand, ref, first, stage)

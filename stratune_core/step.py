@@ -38,6 +38,7 @@ from stratune_core.residuals import pool_residuals
 from stratune_core.state import State
 from stratune_core.strategies import RUNNERS
 from stratune_core.task import Task
+from stratune_core.trail import Trail
 from stratune_core.warmup import finish_warmup_round, in_warmup
 
 
@@ -86,12 +87,12 @@ def early_stop(state: State, cfg: Config) -> tuple[bool, bool]:
     only on (True, False): I2 still submitting keeps the run going (`early_stop_i2`)."""
     n_q = len(state.batches)
     epoch, index = divmod(state.round, n_q)
-    if not (cfg.early_stopping and index == 0 and epoch >= 2):
+    if cfg.early_stopping is None or not (index == 0 and epoch >= 2):
         return False, False
     accepted = state.accepted_per_epoch
     idle = epoch - 1 >= len(accepted) or accepted[epoch - 1] == 0
     last_i2 = state.last_i2_submission
-    refining = cfg.early_stop_i2 and last_i2 is not None and last_i2 >= (epoch - 1) * n_q
+    refining = cfg.early_stopping.unless_i2 and last_i2 is not None and last_i2 >= (epoch - 1) * n_q
     return idle, refining
 
 
@@ -103,60 +104,53 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
     epoch, index = divmod(state.round, n_q)
     batch = state.batches[index]
     warmup = in_warmup(state, env.config)
-    events: list[Event] = [
+    trail = Trail(state, [
         RoundStarted(
             round=state.round, epoch=epoch, batch_index=index, current_id=state.current_id,
             spent=state.budget.spent,
         )
-    ]
+    ])
     if early_stop(state, env.config) == (True, True):
-        events.append(EarlyStopWaived(round=state.round, epoch=epoch,
-                                      i2_round=state.last_i2_submission or 0))
-    state, charged, admitted = execute_groups(state, env, [(state.current_id, batch)], purpose=Purpose.FEEDBACK)
-    events.extend(charged)
-    if not admitted:
+        trail.emit(EarlyStopWaived(round=state.round, epoch=epoch,
+                                   i2_round=state.last_i2_submission or 0))
+    if not trail.take(execute_groups(state, env, [(state.current_id, batch)],
+                                     purpose=Purpose.FEEDBACK)):
         raise CoreInvariantError(
             f"step: round {state.round} cannot pay for its batch; call stop_reason() first"
         )
     cfg = env.config
     fb = build_feedback(
-        task=env.task, skill_id=state.current_id, batch_ids=batch, ledger=state.ledger,
-        samples=env.samples, max_failures=cfg.max_failures_shown,
+        task=env.task, skill_id=trail.state.current_id, batch_ids=batch,
+        ledger=trail.state.ledger, samples=env.samples, max_failures=cfg.max_failures_shown,
         max_examples=cfg.max_solved_offered, train_order=env.train_ids,
     )
-    state = state.evolve(feedback=fb)
-    events.append(
-        BatchExecuted(
-            round=state.round, skill_id=state.current_id, sample_ids=batch,
-            solved=fb.n_solved, mean_score=fb.mean_score,
-        )
-    )
+    trail.state = trail.state.evolve(feedback=fb)
+    trail.emit(BatchExecuted(round=trail.state.round, skill_id=trail.state.current_id,
+                             sample_ids=batch, solved=fb.n_solved, mean_score=fb.mean_score))
     if warmup:
-        state, warmed = finish_warmup_round(state, cfg)
-        events.append(warmed)
-        return _close(state, spent_before, events)
-    if state.deferred:  # released: candidates whose screening set was not ready last round
-        state, evs = rescreen_deferred(state, env, rng)
-        events.extend(evs)
-    fb, pooled = pool_residuals(state, env, fb)
-    events.extend(pooled)
-    if not fb.failures and not refines_without_failures(state, cfg):
-        events.append(RoundSkipped(round=state.round, reason=SkipReason.NO_FAILURES))
-        return _close(state, spent_before, events)
-    fb, extended = extend_feedback(state, env, fb)
-    state = state.evolve(feedback=fb)
-    events.extend(extended)
+        trail.state, warmed = finish_warmup_round(trail.state, cfg)
+        trail.emit(warmed)
+        return _close(trail, spent_before)
+    if trail.state.deferred:  # released: candidates whose screening set was not ready last round
+        trail.add(rescreen_deferred(trail.state, env, rng))
+    fb, pooled = pool_residuals(trail.state, env, fb)
+    trail.emit(*pooled)
+    if not fb.failures and not refines_without_failures(trail.state, cfg):
+        trail.emit(RoundSkipped(round=trail.state.round, reason=SkipReason.NO_FAILURES))
+        return _close(trail, spent_before)
+    fb, extended = extend_feedback(trail.state, env, fb)
+    trail.state = trail.state.evolve(feedback=fb)
+    trail.emit(*extended)
     if env.generator is not None:  # a hybrid of Table 4: another method writes the candidate
-        state, evs = hybrid_generation(state, env, rng)
-        return _close(state, spent_before, [*events, *evs])
-    chosen = choose_operator(state, env, rng) if fb.failures else choose_without_failures(state, env)
-    state, evs, choice = chosen
-    events.extend(evs)
+        trail.add(hybrid_generation(trail.state, env, rng))
+        return _close(trail, spent_before)
+    choice = trail.take(choose_operator(trail.state, env, rng) if fb.failures
+                        else choose_without_failures(trail.state, env))
     if choice is not None:
-        state, evs = RUNNERS[choice.strategy](state, env, rng, choice)
-        events.extend(evs)
-        state = state.evolve(unusable_rounds=unusable_rounds_after(state.unusable_rounds, evs))
-    return _close(state, spent_before, events)
+        state, evs = RUNNERS[choice.strategy](trail.state, env, rng, choice)
+        trail.add((state.evolve(unusable_rounds=unusable_rounds_after(state.unusable_rounds, evs)),
+                   evs))
+    return _close(trail, spent_before)
 
 
 # Refusals that say nothing about the optimizer following the format: it wrote a well-formed
@@ -176,6 +170,7 @@ def unusable_rounds_after(count: int, events: tuple[Event, ...]) -> int:
     return count
 
 
-def _close(state: State, spent_before: int, events: list[Event]) -> tuple[State, tuple[Event, ...]]:
+def _close(trail: Trail, spent_before: int) -> tuple[State, tuple[Event, ...]]:
+    state = trail.state
     idle = state.idle_rounds + 1 if state.budget.spent == spent_before else 0
-    return state.evolve(round=state.round + 1, idle_rounds=idle), tuple(events)
+    return state.evolve(round=state.round + 1, idle_rounds=idle), tuple(trail.events)

@@ -34,8 +34,7 @@ from stratune_core.prompts import generation_prompt
 from stratune_core.ranking_smoke import smoke_drafts
 from stratune_core.refinement import WindowDraft
 from stratune_core.state import State
-
-Result = tuple[State, tuple[Event, ...]]
+from stratune_core.trail import Result, Trail
 
 
 def _exclusions(fb: Feedback, forms: tuple[Form, ...], prepared: Prepared, ranked: tuple[str, ...] = (),
@@ -82,30 +81,32 @@ def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: Op
         max_edits=env.config.max_edits, preparation=prep, budget=generation_budget(env),
     )
     (raws,) = generate(env, [(prompt, 0)])
-    events: list[Event] = list(prepared)
+    trail = Trail(state, list(prepared))
     if not raws:
-        state, evs = _unparseable(state, Strategy.I1, choice.form)
-        return state, (*events, *evs)
+        trail.add(_unparseable(state, Strategy.I1, choice.form))
+        return trail.result()
     parent = state.current_id
     for raw in raws[:n]:
-        state, evs, prepared = prepare_candidate(
-            state, env, raw, strategy=Strategy.I1, parent_id=parent, forms=forms, feedback=fb
-        )
-        events.extend(evs)
-        if prepared is None:
+        candidate = trail.take(prepare_candidate(
+            trail.state, env, raw, strategy=Strategy.I1, parent_id=parent, forms=forms, feedback=fb
+        ))
+        if candidate is None:
             continue
         sub = Submission(
-            candidate_id=prepared.candidate_id, strategy=Strategy.I1, form=prepared.form,
-            theme=prepared.theme, exclude=_exclusions(fb, forms, prepared, by_form=env.config.exclude_by_form),
+            candidate_id=candidate.candidate_id, strategy=Strategy.I1, form=candidate.form,
+            theme=candidate.theme,
+            exclude=_exclusions(fb, forms, candidate, by_form=env.config.exclude_by_form),
         )
-        state, evs, _ = evaluate_candidate(state, env, sub, rng)
-        events.extend(evs)
-    return state, tuple(events)
+        trail.take(evaluate_candidate(trail.state, env, sub, rng))
+    return trail.result()
+
+
+Ranking = tuple[tuple[float, ...], float]  # the drafts' scores on the subset, the reference's
 
 
 def _rank(
     state: State, env: Env, reference: str, drafts: list[Prepared], strategy: Strategy
-) -> tuple[State, list[Event], tuple[float, ...] | None, float]:
+) -> tuple[State, list[Event], Ranking | None]:
     ids = state.ranking_ids
     groups = [(reference, ids)] + [(p.candidate_id, ids) for p in drafts]
     state, charged, admitted = execute_groups(state, env, groups, purpose=Purpose.RANKING)
@@ -121,106 +122,111 @@ def _rank(
                 theme=p.theme, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,),
             )
             state = state.evolve(history=state.history.add_entry(entry))
-        return state, events, None, 0.0
+        return state, events, None
     ref_score = mean_score(state, reference, ids)
-    return state, events, tuple(mean_score(state, p.candidate_id, ids) for p in drafts), ref_score
+    return state, events, (tuple(mean_score(state, p.candidate_id, ids) for p in drafts),
+                           ref_score)
 
 
-def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choice: OperatorChoice) -> Result:
-    assert state.feedback is not None and choice.form is not None
-    ref = state.refinement
-    base = ref.intermediate_id or state.current_id
-    events: list[Event] = []
-    fb = state.feedback
-    if base != state.current_id:
-        # I2 critiques executions of the intermediate skill itself, not of s_t.
-        state, charged, admitted = execute_groups(
-            state, env, [(base, fb.batch_ids)], purpose=Purpose.REFINEMENT_FEEDBACK
-        )
-        events.extend(charged)
-        if not admitted:
-            return state, tuple(events)
-        fb = build_feedback(
-            task=env.task, skill_id=base, batch_ids=fb.batch_ids, ledger=state.ledger,
-            samples=env.samples, max_failures=env.config.max_failures_shown,
-            max_examples=env.config.max_solved_offered, train_order=env.train_ids,
-        ).evolve(extras=fb.extras)  # the round's further blocks (released code), not s_t's failures
-    forms = (choice.form,)
-    prep, prepared = prepare_feedback(state, env, fb)
-    events.extend(prepared)
+def _base_feedback(trail: Trail, env: Env, base: str) -> Feedback | None:
+    """What I2 critiques: the executions of the intermediate skill itself on the round's batch,
+    not those of s_t (None: they cannot be paid for)."""
+    fb = trail.state.feedback
+    assert fb is not None
+    if base == trail.state.current_id:
+        return fb
+    if not trail.take(execute_groups(trail.state, env, [(base, fb.batch_ids)],
+                                     purpose=Purpose.REFINEMENT_FEEDBACK)):
+        return None
+    return build_feedback(
+        task=env.task, skill_id=base, batch_ids=fb.batch_ids, ledger=trail.state.ledger,
+        samples=env.samples, max_failures=env.config.max_failures_shown,
+        max_examples=env.config.max_solved_offered, train_order=env.train_ids,
+    ).evolve(extras=fb.extras)  # the round's further blocks (released code), not s_t's failures
+
+
+def _ranked_draft(trail: Trail, env: Env, base: str, fb: Feedback,
+                  form: Form) -> tuple[Prepared, float, float] | None:
+    """One I2 step on `base`: the draft written, checked, smoke-tested and ranked against
+    `base` (the draft, its score, the reference's), or None where it got no further."""
+    prep, prepared = prepare_feedback(trail.state, env, fb)
+    trail.emit(*prepared)
     prompt = generation_prompt(
-        skill_text=state.text(base), feedback=fb, forms=forms, n_candidates=1,
+        skill_text=trail.state.text(base), feedback=fb, forms=(form,), n_candidates=1,
         max_edits=env.config.max_edits, intermediate=True, preparation=prep,
         budget=generation_budget(env),
     )
     (raws,) = generate(env, [(prompt, 0)])
-    stepped = ref.stepped(base)
     if not raws:
-        state, evs = _unparseable(state, Strategy.I2, choice.form)
-        return _advance(state.evolve(refinement=stepped), (*events, *evs), base, False)
-    state, evs, draft = prepare_candidate(
-        state, env, raws[0], strategy=Strategy.I2, parent_id=base, forms=forms, feedback=fb
-    )
-    events.extend(evs)
-    if draft is None:
-        return _advance(state.evolve(refinement=stepped), tuple(events), base, False)
-    state, evs, kept = smoke_drafts(state, env, base, [draft], Strategy.I2)
-    events.extend(evs)
-    if not kept:
-        return _advance(state.evolve(refinement=stepped), tuple(events), base, False)
-    state, evs, scores, base_score = _rank(state, env, base, [draft], Strategy.I2)
-    events.extend(evs)
-    if scores is None:
-        return _advance(state.evolve(refinement=stepped), tuple(events), base, False)
-    if env.config.i2_window:  # released code: the draft waits for the window to fill
-        events.append(DraftsRanked(
-            round=state.round, strategy=Strategy.I2, reference_id=base, reference_score=base_score,
-            candidate_ids=(draft.candidate_id,), scores=scores, submitted=(),
-        ))
-        state = state.evolve(refinement=stepped.ranked(base_score))
-        state, evs = add_draft(state, env, rng, WindowDraft(
-            candidate_id=draft.candidate_id, form=draft.form, theme=draft.theme, score=scores[0],
-            reference_score=base_score,
-            exclude=_exclusions(fb, forms, draft, state.ranking_ids,
-                                by_form=env.config.exclude_by_form, strategy=Strategy.I2)))
-        return state, (*events, *evs)
-    submitted = scores[0] > base_score + 1e-12
-    events.append(DraftsRanked(
-        round=state.round, strategy=Strategy.I2, reference_id=base, reference_score=base_score,
-        candidate_ids=(draft.candidate_id,), scores=scores,
+        trail.add(_unparseable(trail.state, Strategy.I2, form))
+        return None
+    draft = trail.take(prepare_candidate(trail.state, env, raws[0], strategy=Strategy.I2,
+                                         parent_id=base, forms=(form,), feedback=fb))
+    if draft is None or not trail.take(smoke_drafts(trail.state, env, base, [draft],
+                                                    Strategy.I2)):
+        return None
+    ranking = trail.take(_rank(trail.state, env, base, [draft], Strategy.I2))
+    if ranking is None:
+        return None
+    (score,), base_score = ranking
+    return draft, score, base_score
+
+
+def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choice: OperatorChoice) -> Result:
+    assert state.feedback is not None and choice.form is not None
+    base = state.refinement.intermediate_id or state.current_id
+    stepped = state.refinement.stepped(base)
+    trail = Trail(state)
+    fb = _base_feedback(trail, env, base)
+    if fb is None:
+        return trail.result()
+    forms = (choice.form,)
+    ranked_draft = _ranked_draft(trail, env, base, fb, choice.form)
+    if ranked_draft is None:
+        trail.state = trail.state.evolve(refinement=stepped)
+        return _advance(trail, base, False)
+    draft, score, base_score = ranked_draft
+    exclude = _exclusions(fb, forms, draft, trail.state.ranking_ids,
+                          by_form=env.config.exclude_by_form, strategy=Strategy.I2)
+    windowed = env.config.i2_window is not None  # released: the draft waits for the window
+    submitted = not windowed and score > base_score + 1e-12
+    trail.emit(DraftsRanked(
+        round=trail.state.round, strategy=Strategy.I2, reference_id=base,
+        reference_score=base_score, candidate_ids=(draft.candidate_id,), scores=(score,),
         submitted=(draft.candidate_id,) if submitted else (),
     ))
     ranked = stepped.ranked(base_score)
-    state = state.evolve(refinement=ranked)
+    trail.state = trail.state.evolve(refinement=ranked)
+    if windowed:
+        trail.add(add_draft(trail.state, env, rng, WindowDraft(
+            candidate_id=draft.candidate_id, form=draft.form, theme=draft.theme, score=score,
+            reference_score=base_score, exclude=exclude)))
+        return trail.result()
     if not submitted:
-        state, evs = _not_submitted(state, draft, Strategy.I2)
-        return _advance(state, (*events, *evs), base, False)
-    sub = Submission(
-        candidate_id=draft.candidate_id, strategy=Strategy.I2, form=draft.form, theme=draft.theme,
-        exclude=_exclusions(fb, forms, draft, state.ranking_ids,
-                            by_form=env.config.exclude_by_form, strategy=Strategy.I2),
-    )
-    state, evs, evaluated = evaluate_candidate(state, env, sub, rng)
-    events.extend(evs)
+        trail.add(_not_submitted(trail.state, draft, Strategy.I2))
+        return _advance(trail, base, False)
+    sub = Submission(candidate_id=draft.candidate_id, strategy=Strategy.I2, form=draft.form,
+                     theme=draft.theme, exclude=exclude)
+    evaluated = trail.take(evaluate_candidate(trail.state, env, sub, rng))
     if evaluated.entry.accepted:
         # Acceptance re-initialises refinement from the new current skill.
-        return state, (*events, RefinementAdvanced(
-            round=state.round, intermediate_id=state.current_id, steps=0, advanced=True))
+        trail.emit(RefinementAdvanced(round=trail.state.round,
+                                      intermediate_id=trail.state.current_id, steps=0,
+                                      advanced=True))
+        return trail.result()
     s_out = evaluated.screening
-    advanced = s_out is not None and ranked.advances(
-        s_out.stats.gain, s_out.threshold, env.config.i2_advance_band)
-    if advanced:
-        gain = s_out.stats.gain if s_out else None
-        state = state.evolve(refinement=ranked.advanced(draft.candidate_id, gain, scores[0]))
-        return _advance(state, tuple(events), draft.candidate_id, True)
-    return _advance(state, tuple(events), base, False)
+    if s_out is not None and ranked.advances(s_out.stats.gain, s_out.threshold,
+                                             env.config.i2_advance_band):
+        trail.state = trail.state.evolve(
+            refinement=ranked.advanced(draft.candidate_id, s_out.stats.gain, score))
+        return _advance(trail, draft.candidate_id, True)
+    return _advance(trail, base, False)
 
 
-def _advance(state: State, events: tuple[Event, ...], intermediate: str, advanced: bool) -> Result:
-    event = RefinementAdvanced(
-        round=state.round, intermediate_id=intermediate, steps=state.refinement.steps, advanced=advanced
-    )
-    return state, (*events, event)
+def _advance(trail: Trail, intermediate: str, advanced: bool) -> Result:
+    trail.emit(RefinementAdvanced(round=trail.state.round, intermediate_id=intermediate,
+                                  steps=trail.state.refinement.steps, advanced=advanced))
+    return trail.result()
 
 
 def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: OperatorChoice) -> Result:
@@ -237,48 +243,42 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
         ), k)
         for k in range(cfg.i3_k)
     ]
-    events: list[Event] = list(prepared)
+    trail = Trail(state, list(prepared))
     drafts: list[Prepared] = []
     parent = state.current_id
     for k, raws in enumerate(generate(env, prompts)):
         if not raws:
-            state, evs = _unparseable(state, Strategy.I3, choice.form, draw=k)
-            events.extend(evs)
+            trail.add(_unparseable(trail.state, Strategy.I3, choice.form, draw=k))
             continue
-        state, evs, prepared = prepare_candidate(
-            state, env, raws[0], strategy=Strategy.I3, parent_id=parent, forms=forms, feedback=fb, draw=k
-        )
-        events.extend(evs)
-        if prepared is not None:
-            drafts.append(prepared)
-    state, evs, drafts = smoke_drafts(state, env, parent, drafts, Strategy.I3)
-    events.extend(evs)
+        draft = trail.take(prepare_candidate(trail.state, env, raws[0], strategy=Strategy.I3,
+                                             parent_id=parent, forms=forms, feedback=fb, draw=k))
+        if draft is not None:
+            drafts.append(draft)
+    drafts = trail.take(smoke_drafts(trail.state, env, parent, drafts, Strategy.I3))
     if not drafts:
-        return state, tuple(events)
-    state, evs, scores, ref_score = _rank(state, env, parent, drafts, Strategy.I3)
-    events.extend(evs)
-    if scores is None:
-        return state, tuple(events)
+        return trail.result()
+    ranking = trail.take(_rank(trail.state, env, parent, drafts, Strategy.I3))
+    if ranking is None:
+        return trail.result()
+    scores, ref_score = ranking
     picks = pick_submissions(scores, ref_score, slack=cfg.i3_runner_up_slack, max_submit=cfg.i3_submit_max)
-    events.append(DraftsRanked(
-        round=state.round, strategy=Strategy.I3, reference_id=parent, reference_score=ref_score,
-        candidate_ids=tuple(p.candidate_id for p in drafts), scores=scores,
-        submitted=tuple(drafts[i].candidate_id for i in picks),
+    trail.emit(DraftsRanked(
+        round=trail.state.round, strategy=Strategy.I3, reference_id=parent,
+        reference_score=ref_score, candidate_ids=tuple(p.candidate_id for p in drafts),
+        scores=scores, submitted=tuple(drafts[i].candidate_id for i in picks),
     ))
     for i, p in enumerate(drafts):
         if i not in picks:
-            state, evs = _not_submitted(state, p, Strategy.I3)
-            events.extend(evs)
+            trail.add(_not_submitted(trail.state, p, Strategy.I3))
     for i in picks:
         p = drafts[i]
         sub = Submission(
             candidate_id=p.candidate_id, strategy=Strategy.I3, form=p.form, theme=p.theme,
-            exclude=_exclusions(fb, forms, p, state.ranking_ids, by_form=cfg.exclude_by_form,
-                                strategy=Strategy.I3),
+            exclude=_exclusions(fb, forms, p, trail.state.ranking_ids,
+                                by_form=cfg.exclude_by_form, strategy=Strategy.I3),
         )
-        state, evs, _ = evaluate_candidate(state, env, sub, rng)
-        events.extend(evs)
-    return state, tuple(events)
+        trail.take(evaluate_candidate(trail.state, env, sub, rng))
+    return trail.result()
 
 
 RUNNERS = {

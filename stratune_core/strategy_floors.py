@@ -20,11 +20,12 @@ if TYPE_CHECKING:
 def floor_strategy(context: SelectorContext) -> Strategy | None:
     """The strategy this round must use under the floors, or None when the selector is free."""
     config, budget = context.config, context.budget
-    if not config.strategy_floors or context.round == context.first_round or budget.limit == 0:
+    floors = config.strategy_floors
+    if floors is None or context.round == context.first_round or budget.limit == 0:
         return None
     spent = budget.spent / budget.limit
     tried = {choice.strategy for choice in context.history.choices}
-    for strategy, at in ((Strategy.I2, config.floor_i2_frac), (Strategy.I3, config.floor_i3_frac)):
+    for strategy, at in ((Strategy.I2, floors.i2_frac), (Strategy.I3, floors.i3_frac)):
         if strategy not in tried and spent >= at and strategy in context.offered:
             return strategy
     return None

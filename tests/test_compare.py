@@ -259,13 +259,18 @@ def test_operator_sequences_and_budget(grid):
         assert row[8] == "2/2"
 
 
-def test_a_run_without_test_scores_shows_a_dash_never_zero(grid, tmp_path, capsys):
-    root, _, _ = grid
-    loose = tmp_path / "loose"
+def _loose_copy(root: Path, out: Path) -> Path:
+    """A grid cell's run directory without its cell file, blobs or test scores."""
     cell = root / "toy/scripted/full/seed0"
     for name in ("manifest.json", "events.jsonl", "usage.json"):
-        (loose / name).parent.mkdir(parents=True, exist_ok=True)
-        (loose / name).write_bytes((cell / name).read_bytes())
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_bytes((cell / name).read_bytes())
+    return out
+
+
+def test_a_run_without_test_scores_shows_a_dash_never_zero(grid, tmp_path, capsys):
+    root, _, _ = grid
+    loose = _loose_copy(root, tmp_path / "loose")
     assert stratune(["compare", str(loose), "--format", "csv", "--table", "main"]) == 0
     rows = list(csv.reader(line for line in capsys.readouterr().out.splitlines()
                            if not line.startswith("#")))
@@ -314,3 +319,16 @@ def test_runs_side_by_side(grid):
                                            "cache_write_tokens")) for u in usage}
         assert row[10] == pytest.approx(tokens.get("strategy_selection", 0) / 1000)
         assert row[11] == pytest.approx(tokens["target_execution"] / 1000)
+
+
+def test_a_renamed_event_field_is_an_error_not_an_empty_row(grid, tmp_path, capsys):
+    """compare reads typed events, with the converter `view` and `replay` use."""
+    root, _, _ = grid
+    loose = _loose_copy(root, tmp_path / "renamed")
+    events = loose / "events.jsonl"
+    assert '"verdict":' in events.read_text(encoding="utf-8")
+    events.write_text(events.read_text(encoding="utf-8").replace('"verdict":', '"verdikt":'),
+                      encoding="utf-8")
+    assert stratune(["compare", str(loose), "--table", "budget"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "events.jsonl" in err and "verdikt" in err

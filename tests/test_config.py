@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stratune_core.config import Config, paper, profile, released
+from stratune_core.config_mechanisms import EarlyStopping
 from stratune_core.enums import Form, Strategy
 from stratune_core.errors import ConfigError, StraTuneError
 
@@ -20,7 +21,7 @@ def test_paper_defaults() -> None:
     assert (c.final_select_frac, c.final_gain_floor) == (0.6, 0.01)
     assert c.validation_lb_check and c.validation_floor == 0.0
     assert c.archive_cap == 4 and c.final_seats is None  # App. B: the pool as released
-    assert not c.early_stopping and c.n_candidates_i1 == 1 and c.success_threshold is None
+    assert c.early_stopping is None and c.n_candidates_i1 == 1 and c.success_threshold is None
 
 
 def test_released_profile_values() -> None:
@@ -30,7 +31,7 @@ def test_released_profile_values() -> None:
     assert r.validation_lb_check and r.validation_floor == 0.010  # LB(D, D+U) in both
     assert (r.archive_cap, r.final_seats, r.n_candidates_i1) == (4, 2, 2)
     assert r.reserve_rule == "fixed"
-    assert r.early_stopping and r.max_epochs == 4
+    assert r.early_stopping == EarlyStopping(unless_i2=True) and r.max_epochs == 4
     same = {"eps_v", "delta", "z", "screen_solved", "screen_random", "n_batches", "i3_k"}
     assert all(getattr(r, f) == getattr(paper(), f) for f in same)
 

@@ -18,6 +18,8 @@ from rich.console import Console
 from replay.app import build_parser
 from replay.app import main as stratune
 from replay.demo import demo
+from stratune_core.config_layers import config_keys
+from stratune_core.config_mechanisms import MECHANISMS
 from stratune_core.prompts import PROMPT_VERSION
 from tests.support.docs import README, ROOT, block_after, blocks, page, texts
 from tests.support.mechanisms import CLOSING_A, CLOSING_B
@@ -118,3 +120,17 @@ def test_the_released_profiles_toy_runs_are_the_tests_runs():
         expected = ["python", "-m", "tests.support.cli", "train", *args, "--out", out]
         assert " ".join(expected) in " ".join(lines)
 
+
+
+def test_the_released_profile_table_names_config_keys_and_every_mechanism():
+    """docs/profiles.md's released-profile table: every key in its profile columns is one a
+    config file may set, and every released mechanism with parameters is named by its switch."""
+    text = page("profiles.md")
+    table = text[text.index("| mechanism | paper profile |"):text.index("Absent from the released")]
+    named = set()
+    for row in table.splitlines()[2:]:
+        cells = re.split(r"(?<!\\)\|", row)[2:4]  # the paper and the released profile's columns
+        named |= {m.split(":")[0] for cell in cells for m in re.findall(r"`([^`]+)`", cell)}
+    assert named <= set(config_keys()), sorted(named - set(config_keys()))
+    switches = {record.SWITCH for record in MECHANISMS.values()}
+    assert switches <= named, sorted(switches - named)

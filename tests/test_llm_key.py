@@ -154,3 +154,21 @@ def test_unknown_backend_options_are_spec_errors():
         backend_for("anthropic:claude-haiku-4-5?colour=blue")
     with pytest.raises(SpecError, match="threads='two' must be a whole number"):
         backend_for("llamacpp:x.gguf?threads=two")
+
+
+def test_an_unknown_provider_is_one_line_listing_the_known_ones():
+    from llm_cache.spec import PROVIDERS
+
+    with pytest.raises(SpecError) as info:
+        parse_spec("gemini:flash")
+    message = str(info.value)
+    assert "\n" not in message and "unknown provider 'gemini'" in message
+    assert all(name in message for name in PROVIDERS)
+
+
+def test_every_provider_builds_its_own_backend_class():
+    from llm_cache.spec import PROVIDERS
+
+    for provider in PROVIDERS.values():
+        assert provider.form.split(":")[0] in PROVIDERS
+        assert hasattr(provider.backend_class(), "from_spec")

@@ -261,3 +261,21 @@ def test_the_estimate_is_above_a_real_tokenizer_on_the_largest_prompts():
     for prompt in (_generation(10**6), _selection(10**6), _preparation(10**6)):
         real = len(model.tokenize(prompt.encode(), add_bos=False))
         assert estimate_tokens(prompt) >= real
+
+
+@pytest.mark.parametrize("budget", [2_000, 6_000, 12_000, 40_000])
+def test_the_preparation_prompt_names_what_it_kept_as_its_text_shows_it(budget):
+    """The prompt carries the ids of the failures it kept, of those shown blind and of the
+    solved samples kept: the ids its text shows, read here from the text as a check."""
+    failures = [PrepCase(sample_id=f"train-{i:04d}", input=text(600, i), output=text(400, i),
+                         blind=text(SOLVE_INPUT_CHARS, i) if i % 3 else None,
+                         expected=text(200, i)) for i in range(12)]
+    successes = [PrepCase(sample_id=f"ok-{i}", input=text(600, i), output=text(400, i),
+                          solved=True) for i in range(3)]
+    prompt = preparation_prompt(format_lines=[], failures=failures, successes=successes,
+                                budget=budget, keep_failures=KEEP_FAILURES)
+    shown = set(re.findall(r'<sample id="([^"]+)" solve="', prompt.text))
+    assert prompt.shown == shown and shown  # at least the first failure, whatever the budget
+    assert prompt.blind == set(re.findall(r'<sample id="([^"]+)" solve="yes">', prompt.text))
+    assert prompt.solved == set(re.findall(r'<sample id="([^"]+)" solved="yes">', prompt.text))
+    assert prompt.blind <= prompt.shown

@@ -11,6 +11,7 @@ import pytest
 from stratune_core import events as ev
 from stratune_core.candidate_eval import Submission, evaluate_candidate
 from stratune_core.config import Config, paper, released
+from stratune_core.config_mechanisms import EarlyStopping
 from stratune_core.context import Env
 from stratune_core.enums import (
     Form,
@@ -94,7 +95,7 @@ def test_the_smoke_check_rejects_after_eight_executions_of_the_candidate():
 
 
 def test_without_the_smoke_check_the_broken_candidate_is_screened_in_full():
-    state, env = _learned(RELEASED.replace(screen_smoke=0, screen_futility=False))
+    state, env = _learned(RELEASED.replace(screen_smoke=None, screen_futility=None))
     state, events, done = _evaluate(state, env, "Answer with the word.")
     assert not _of(events, ev.SmokeFailed) and not _of(events, ev.FutilityStopped)
     assert _new(events, done.entry.candidate_id) == 36
@@ -114,7 +115,7 @@ def test_stage_one_stops_a_candidate_that_already_lost():
 
 
 def test_without_stage_one_the_losing_candidate_is_screened_in_full():
-    state, env = _learned(RELEASED.replace(screen_futility=False))
+    state, env = _learned(RELEASED.replace(screen_futility=None))
     state, events, done = _evaluate(state, env, state.current_text + "\n" + BAD_RULES["U"])
     assert not _of(events, ev.FutilityStopped)
     assert _new(events, done.entry.candidate_id) == 36
@@ -173,7 +174,7 @@ def test_an_inconclusive_screening_puts_the_candidate_on_probation():
 
 
 def test_without_probation_one_screening_set_decides():
-    state, env = _learned(RELEASED.replace(probation=False), markers="URD")
+    state, env = _learned(RELEASED.replace(probation=None), markers="URD")
     state, events, done = _evaluate(state, env, state.current_text + "\n" + RULES["S"])
     assert not _of(events, ev.ProbationOpened)
     assert [len(r.sample_ids) for r in _of(events, ev.StageResult)] == [36, 100]
@@ -213,7 +214,7 @@ def test_the_branch_rule_saves_wins_and_losses_over_several_strata():
 
 
 def test_without_the_branch_rule_the_candidate_is_rejected():
-    state, events, screened = _branch(RELEASED.replace(branch_saves=False))
+    state, events, screened = _branch(RELEASED.replace(branch_saves=None))
     assert not _of(events, ev.CandidateBranched)
     assert screened.verdict is Verdict.REJECTED_SCREENING
 
@@ -248,10 +249,10 @@ def test_seats_go_to_the_best_rivals_that_ran_enough_common_samples():
 @pytest.mark.parametrize(("i2_round", "waits"), [(20, True), (10, False), (None, False)])
 def test_early_stopping_waits_while_i2_submitted_in_the_previous_epoch(i2_round, waits):
     """Round 32 starts epoch 2; epoch 1 (rounds 16-31) accepted nothing."""
-    for config in (RELEASED, RELEASED.replace(early_stop_i2=False)):
+    for config in (RELEASED, RELEASED.replace(early_stopping=EarlyStopping())):
         state, env = _learned(config.replace(budget=100_000), ran=20)
         state = state.evolve(round=32, accepted_per_epoch=(1, 0), last_i2_submission=i2_round)
-        expected = None if waits and config.early_stop_i2 else StopReason.EARLY_STOP
+        expected = None if waits and config.early_stopping.unless_i2 else StopReason.EARLY_STOP
         assert stop_reason(state, env) is expected
         assert early_stop(state, env.config) == (True, expected is None)
         if expected is None:  # the round that goes on says why

@@ -9,6 +9,7 @@ from llm_cache.records import CallKind
 from stratune_core import events as ev
 from stratune_core.candidate_eval import Submission, evaluate_candidate
 from stratune_core.config import Config, released
+from stratune_core.config_mechanisms import I2Window
 from stratune_core.context import Env
 from stratune_core.enums import Form, Strategy, Verdict
 from stratune_core.errors import ConfigError
@@ -72,7 +73,7 @@ def test_a_window_waits_until_it_holds_its_drafts():
 
 
 def test_an_accepted_seat_restarts_refinement_and_the_other_seat_waits_no_more():
-    state, env, window = _window(Config(i2_window=True, i2_window_drafts=2), [
+    state, env, window = _window(Config(i2_window=I2Window(drafts=2)), [
         (RULES["U"], 0.6, 0.5), (RULES["R"], 0.55, 0.5)])
     state, events = add_draft(state, env, round_rng(0, 5), window[-1])
     assert [e.current_id for e in events if isinstance(e, ev.SkillReplaced)] == [
@@ -163,7 +164,7 @@ def test_the_first_failures_carry_the_blind_solve(full_run):
     for e in fixes:
         prep = prepared[(e.round, e.skill_id)]
         assert set(e.verified) <= set(prep.verified)
-        assert len(e.verified) + len(e.unverified) <= RELEASED.verified_fixes_k
+        assert len(e.verified) + len(e.unverified) <= RELEASED.verified_fixes.k
     prompts = "\n".join(r.messages[0].text() for r in llm.calls
                         if r.kind is CallKind.CANDIDATE_GENERATION)
     assert "VERIFIED FIX (the optimizer solved this sample blind and the task's scorer " \

@@ -15,6 +15,7 @@ from stratune_core import events as ev
 from stratune_core.affordability import offered_strategies
 from stratune_core.budget import Budget
 from stratune_core.config import Config, released
+from stratune_core.config_mechanisms import ResidualPooling, StrategyFloors, Warmup
 from stratune_core.context import Env
 from stratune_core.enums import Purpose, Strategy
 from stratune_core.execute import execute_groups
@@ -95,7 +96,7 @@ def test_warmup_rounds_only_run_s0_then_the_first_round_rule_applies(full):
     warm = _of(result, ev.WarmupRound)
     assert [w.round for w in warm] == list(range(len(warm)))
     assert [w.done for w in warm] == [False] * (len(warm) - 1) + [True]
-    assert len(warm) == RELEASED.warmup_max_batches  # the toy's s0 solves too few samples
+    assert len(warm) == RELEASED.warmup.max_batches  # the toy's s0 solves too few samples
     first = _of(result, ev.OperatorChosen)[0]
     assert (first.round, first.strategy, first.source) == (len(warm), Strategy.I1, "first-round")
     generated = [e for e in result.events if isinstance(e, ev.CandidateGenerated | ev.FeedbackPrepared)]
@@ -114,7 +115,7 @@ def _warm_state(config: Config, solved: int):
 
 
 def test_warmup_ends_once_enough_solved_samples_are_known():
-    config = Config(warmup_solved=5)
+    config = Config(warmup=Warmup(solved=5))
     state = _warm_state(config, solved=3).evolve(round=1, first_round=1)
     assert in_warmup(state, config)
     state = _warm_state(config, solved=5).evolve(round=1, first_round=1)
@@ -172,7 +173,7 @@ def test_continuous_scores_nearest_to_solved_are_pooled_first():
 
 
 def test_pooling_waits_for_a_batch_with_few_failures_and_can_be_off():
-    config = Config(residual_pooling=True, residual_min_failures=1)
+    config = Config(residual_pooling=ResidualPooling(min_failures=1))
     state, env, fb, _ = _pool_case(config)
     assert pool_residuals(state, env, fb) == (fb, ())
     off = Config()
@@ -236,8 +237,8 @@ def test_a_narrowed_menu_is_recorded_and_only_i1_needs_no_selection_call():
 def test_guards_leave_ablation_selectors_alone_and_narrow_the_floors():
     _, choice, _ = _choose(Config(affordability_guards=True, selector="fixed:I3"), 10)
     assert choice.strategy is Strategy.I3
-    floors = Config(affordability_guards=True, strategy_floors=True, floor_i2_frac=0.0,
-                    floor_i3_frac=0.0)
+    floors = Config(affordability_guards=True,
+                    strategy_floors=StrategyFloors(i2_frac=0.0, i3_frac=0.0))
     tried = (Strategy.I1, Strategy.I2)  # the I3 floor is due
     _, choice, _ = _choose(floors, I3_GUARD + 10, tried)
     assert (choice.strategy, choice.source) == (Strategy.I3, "strategy-floor")

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from replay import models, runner
 from replay.trace import RunDir
+from stratune_core.config_mechanisms import ScreenSmoke
 from tests.support import cli
 from tests.support.docs import page
 from tests.support.mechanisms import (
@@ -76,7 +77,8 @@ def test_the_manifest_holds_the_released_values(run_a):
     manifest = run_a.read_manifest()
     config = manifest.config
     assert manifest.profile == "released"
-    assert (config.screen_smoke, config.validation_futility, config.final_min_common) == (8, 80, 20)
+    assert (config.screen_smoke, config.validation_futility, config.final_min_common) == (
+        ScreenSmoke(samples=8), 80, 20)
     assert config.probation and config.donor_salvage and config.initial_in_pool
     assert config.i2_without_failures and config.feedback_global_stats
 

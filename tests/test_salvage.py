@@ -9,6 +9,7 @@ import numpy as np
 from llm_cache.records import Role
 from stratune_core import events as ev
 from stratune_core.config import Config, released
+from stratune_core.config_mechanisms import DonorSalvage
 from stratune_core.context import Env
 from stratune_core.enums import Purpose, Strategy, Verdict
 from stratune_core.execute import execute_groups
@@ -49,7 +50,7 @@ def test_donors_solve_what_the_current_skill_fails():
     assert donors(state, env) == ((donor, _r_words(IDS[:40])),)
     few, env, _, _ = _world(RELEASED, donor_runs=15)  # fewer than 20 samples run
     assert donors(few, env) == ()
-    picky = RELEASED.replace(salvage_min_rescues=8)  # 7 rescues
+    picky = RELEASED.replace(donor_salvage=DonorSalvage(min_rescues=8))  # 7 rescues
     assert donors(_world(picky)[0], Env.build(picky, TASK, InProcessLLM())) == ()
 
 
@@ -71,7 +72,7 @@ def test_salvage_merges_the_donors_rescues_into_the_current_skill():
 
 
 def test_final_selection_salvages_first_only_when_configured():
-    for config, expected in ((RELEASED, 1), (RELEASED.replace(donor_salvage=False), 0)):
+    for config, expected in ((RELEASED, 1), (RELEASED.replace(donor_salvage=None), 0)):
         state, env, _, _ = _world(config)
         _, events, _ = final_selection(state, env, np.random.default_rng(0))
         assert sum(isinstance(e, ev.SalvageAttempted) for e in events) == expected

@@ -20,6 +20,7 @@ from stratune_core.enums import FormMenu
 from stratune_core.selectors.adaptive import LLMSelector
 from stratune_core.selectors.registry import SELECTORS
 from stratune_core.selectors.scripted import ReplaySequence
+from tests.test_flat_manifests import flat
 
 DEMO = Path(__file__).resolve().parents[1] / "traces" / "demo" / "manifest.json"
 EXAMPLES = [s for cls in SELECTORS for s in cls.examples()]
@@ -73,9 +74,11 @@ def test_the_demo_manifest_still_loads():
     # prompts before version 2).
     assert {k: again[k] for k in recorded if k != "config"} == {
         k: v for k, v in recorded.items() if k != "config"}
-    assert {k: again["config"][k] for k in recorded["config"]} == recorded["config"]
-    defaults = json.loads(manifest_to_json(_manifest(Config())))
-    for key in again["config"].keys() - recorded["config"].keys():
-        expected = None if key in RULES_ADDED_LATER else defaults["config"][key]
-        assert again["config"][key] == expected, key
+    # the released mechanisms are records now: compared in the flat spelling it was written in
+    config = flat(again["config"])
+    assert {k: config[k] for k in recorded["config"]} == recorded["config"]
+    defaults = flat(json.loads(manifest_to_json(_manifest(Config())))["config"])
+    for key in config.keys() - recorded["config"].keys():
+        expected = None if key in RULES_ADDED_LATER else defaults[key]
+        assert config[key] == expected, key
     assert again.get("prompt_version") == recorded.get("prompt_version", "1")

@@ -9,7 +9,7 @@ from typing import Any
 
 from llm_cache.backends.base import Backend
 from llm_cache.errors import SpecError
-from llm_cache.spec import ModelSpec, parse_spec
+from llm_cache.spec import PROVIDERS, ModelSpec, parse_spec
 
 __all__ = ["Backend", "backend_for"]
 
@@ -25,14 +25,5 @@ def backend_for(spec: str, **options: Any) -> Backend:
 
 
 def _build(parsed: ModelSpec, options: dict[str, Any]) -> Backend:
-    if parsed.provider in ("anthropic", "bedrock"):
-        from llm_cache.backends.anthropic_backend import AnthropicBackend
-
-        return AnthropicBackend.from_spec(parsed, **options)
-    if parsed.provider == "openai":
-        from llm_cache.backends.openai_compat import OpenAICompatBackend
-
-        return OpenAICompatBackend.from_spec(parsed, **options)
-    from llm_cache.backends.llamacpp import LlamaCppBackend
-
-    return LlamaCppBackend.from_spec(parsed, **options)
+    backend: Backend = PROVIDERS[parsed.provider].backend_class().from_spec(parsed, **options)
+    return backend

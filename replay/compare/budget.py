@@ -7,19 +7,27 @@ from collections.abc import Sequence
 from replay.compare.group import by_pair_label_dataset, datasets, ordered
 from replay.compare.model import Column, Row, Stat, Table
 from replay.compare.runs import Run
+from stratune_core.enums import Verdict
+from stratune_core.events import (
+    CandidateDecided,
+    ExecutionsCharged,
+    RoundStarted,
+    RunFinished,
+    RunStarted,
+)
 
 
-def verdicts(run: Run, verdict: str) -> int:
-    return sum(1 for e in run.of_type("CandidateDecided") if e["verdict"] == verdict)
+def verdicts(run: Run, verdict: Verdict) -> int:
+    return sum(1 for e in run.of_type(CandidateDecided) if e.verdict is verdict)
 
 
 def spent_of(run: Run) -> tuple[int, int]:
     spent = 0
     for event in run.events:
-        if event.get("_type") in ("ExecutionsCharged", "RunFinished"):
-            spent = event["spent"]
-    started = run.of_type("RunStarted")
-    return spent, started[0]["budget"] if started else 0
+        if isinstance(event, ExecutionsCharged | RunFinished):
+            spent = event.spent
+    started = run.of_type(RunStarted)
+    return spent, started[0].budget if started else 0
 
 
 def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
@@ -35,9 +43,9 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
                     name, label, Stat.of(s for s, _ in spent),
                     sum(b for _, b in spent) / len(spent),
                     Stat.of(100.0 * s / b for s, b in spent if b),
-                    Stat.of(len(r.of_type("RoundStarted")) for r in group),
-                    Stat.of(verdicts(r, "accepted") for r in group),
-                    Stat.of(verdicts(r, "saved") for r in group),
+                    Stat.of(len(r.of_type(RoundStarted)) for r in group),
+                    Stat.of(verdicts(r, Verdict.ACCEPTED) for r in group),
+                    Stat.of(verdicts(r, Verdict.SAVED) for r in group),
                     f"{sum(r.finished for r in group)}/{len(group)}"], group=pair))
     if not rows:
         return None

@@ -65,7 +65,7 @@ def initial_stat(labels: dict[str, dict[str, list[Run]]], dataset: str) -> Stat:
         for run in runs.get(dataset, []):
             score = run.score("initial")
             if score is not None:
-                per_seed.setdefault(run.manifest["seed"], score)
+                per_seed.setdefault(run.record.seed, score)
     return Stat.of(per_seed.values())
 
 

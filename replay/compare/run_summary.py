@@ -11,13 +11,15 @@ from replay.compare.budget import spent_of, verdicts
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import Run, label_of
 from replay.compare.tokens import SELECTION, by_kind
+from stratune_core.enums import Reason, Verdict
+from stratune_core.events import CandidateInvalid, RoundStarted
 
 TARGET = "target_execution"
 
 
 def _invalid(run: Run) -> str:
-    refused = run.of_type("CandidateInvalid")
-    duplicates = sum(1 for e in refused if e["reason"] == "duplicate")
+    refused = run.of_type(CandidateInvalid)
+    duplicates = sum(1 for e in refused if e.reason is Reason.DUPLICATE)
     return f"{len(refused)} ({duplicates} dup.)" if duplicates else str(len(refused))
 
 
@@ -31,8 +33,8 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
         test = run.evaluation or {}
         rows.append(Row([
             run.name, label_of(run, by), test.get("n"), run.score("initial"), run.score("final"),
-            verdicts(run, "accepted"), verdicts(run, "saved"),
-            len(run.of_type("RoundStarted")), f"{spent}/{budget}", _invalid(run),
+            verdicts(run, Verdict.ACCEPTED), verdicts(run, Verdict.SAVED),
+            len(run.of_type(RoundStarted)), f"{spent}/{budget}", _invalid(run),
             selection / 1000, target / 1000,
             100.0 * selection / target if target and run.usage else None, run.check],
             group=run.pair))

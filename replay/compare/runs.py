@@ -1,4 +1,5 @@
-"""Run directories as `compare` sees them: manifest, events (as JSON), usage, test scores, and
+"""Run directories as `compare` sees them: manifest, typed events (read by the same converter
+as `view` and `replay`, so a renamed event field fails loudly), usage, test scores, and
 the grid coordinates of a cell; labels that follow the paper (method names of Tables 1-3, 6, 7,
 dataset names) and grouping by any manifest field (`--by`)."""
 
@@ -6,20 +7,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from attrs import frozen
 
 from replay import seal
-from replay.serde import manifest_to_data, trace_converter
+from replay.serde import Manifest, manifest_to_data
+from replay.tasks.registry import DATASETS
 from replay.trace import CELL_FILE, RunDir
 from stratune_core.config import Config
+from stratune_core.enums import FormMenu
 from stratune_core.errors import ConfigError
+from stratune_core.events import Event, RunFinished, RunStarted
+from stratune_core.selectors.scripted import ReplaySequence
 
-DATASETS = {"docvqa": "DocVQA", "livemath": "LiveMath", "mind2web": "Mind2Web",
-            "spreadsheetbench": "SpreadsheetBench"}
+E = TypeVar("E")
+
 METHOD = "StraTune"
 # The baselines by the record type a manifest stores under `method` (stratune_core/methods).
 BASELINE_LABELS = {"TextGradMethod": "TextGrad", "GepaMethod": "GEPA", "SkillOptMethod": "SkillOpt",
@@ -39,37 +43,34 @@ ABLATION_FIELDS = ("selector", "forms", "operator", "history", "validation", "fi
 @frozen(kw_only=True)
 class Run:
     path: Path
-    manifest: dict[str, Any]
-    events: tuple[dict[str, Any], ...]
+    record: Manifest  # typed
+    manifest: dict[str, Any]  # as JSON, for `--by`'s dotted paths
+    events: tuple[Event, ...]
     usage: dict[str, Any] | None
     evaluation: dict[str, Any] | None
     coords: dict[str, Any] | None  # a grid cell's task / pair / ablation / seed
     check: str = ""  # the seal's verdict on the run's files (`replay.seal.Status.mark`)
 
     @property
-    def config(self) -> dict[str, Any]:
-        return self.manifest["config"]
-
-    @property
     def finished(self) -> bool:
-        return bool(self.manifest.get("finished")) and self._last("RunFinished") is not None
+        return self.record.finished and self.last(RunFinished) is not None
 
-    def _last(self, kind: str) -> dict[str, Any] | None:
-        return next((e for e in reversed(self.events) if e.get("_type") == kind), None)
+    def last(self, kind: type[E]) -> E | None:
+        return next((e for e in reversed(self.events) if isinstance(e, kind)), None)
 
-    def of_type(self, kind: str) -> list[dict[str, Any]]:
-        return [e for e in self.events if e.get("_type") == kind]
+    def of_type(self, kind: type[E]) -> list[E]:
+        return [e for e in self.events if isinstance(e, kind)]
 
     def score(self, which: str) -> float | None:
         """Test score (0-100) of the final or the initial skill; None without one."""
         if self.evaluation is None:
             return None
         if which == "final":
-            end = self._last("RunFinished")
-            skill = None if end is None else end["final_id"]
+            end = self.last(RunFinished)
+            skill = None if end is None else end.final_id
         else:
-            start = self._last("RunStarted")
-            skill = None if start is None else start["initial_skill_id"]
+            start = self.last(RunStarted)
+            skill = None if start is None else start.initial_skill_id
         value = self.evaluation.get("scores", {}).get(skill)
         return None if value is None else 100.0 * value
 
@@ -77,14 +78,14 @@ class Run:
     def dataset(self) -> str:
         name = (self.coords or {}).get("task")
         if name is None:
-            started = self._last("RunStarted")
-            name = started["task"] if started else self.manifest["task"]["spec"]
+            started = self.last(RunStarted)
+            name = started.task if started else self.record.task.spec
         return DATASETS.get(str(name).lower(), str(name))
 
     @property
     def pair(self) -> str:
-        return (f"Target: {self.config['target_model']} · "
-                f"Optimizer: {self.config['optimizer_model']}")
+        config = self.record.config
+        return f"Target: {config.target_model} · Optimizer: {config.optimizer_model}"
 
     @property
     def name(self) -> str:
@@ -93,43 +94,39 @@ class Run:
         return str(self.path)
 
 
-@cache
-def _paper() -> dict[str, Any]:
-    return trace_converter().unstructure(Config())  # as a manifest writes it
-
-
 def method_of(run: Run) -> str:
     """The paper's name for what this run changes against the full method; else the grid's
     ablation name, else the changed fields."""
-    method = run.manifest.get("method") or {}
-    baseline = BASELINE_LABELS.get(str(method.get("_type")))
+    method = run.record.method
+    baseline = BASELINE_LABELS.get(type(method).__name__)
     if baseline is not None:  # a baseline's config holds StraTune's defaults: not an ablation
         return baseline
-    hybrid = HYBRID_LABELS.get(str(method.get("generator")))
+    generator = getattr(method, "generator", None)
+    hybrid = HYBRID_LABELS.get(str(getattr(generator, "value", generator)))
     if hybrid is not None:
         return hybrid
-    config = run.config
-    diffs = [f for f in ABLATION_FIELDS if config.get(f) != _paper()[f]]
-    profile = run.manifest.get("profile", "paper")
+    config, paper = run.record.config, Config()
+    diffs = [f for f in ABLATION_FIELDS if getattr(config, f) != getattr(paper, f)]
+    profile = run.record.profile
     if not diffs:
         return METHOD if profile == "paper" else f"{METHOD} ({profile} profile)"
     if len(diffs) == 1 and profile == "paper":
-        label = _single(diffs[0], config[diffs[0]])
-        origin = run.manifest.get("replay_of") or {}
-        if label == REPLAY and origin and origin["recorded_batch_order"] == origin["batch_order"]:
+        label = _single(diffs[0], getattr(config, diffs[0]))
+        origin = run.record.replay_of
+        if label == REPLAY and origin is not None and origin.same_batches:
             # not the paper's Replay: the recorded batches again, in the recorded order
             return f"{REPLAY} (same batches as its source)"
         if label is not None:
             return label
     if run.coords is not None and "ablation" in run.coords:
         return str(run.coords["ablation"])
-    return ", ".join(f"{f}={config[f]}" for f in diffs)
+    return ", ".join(f"{f}={run.manifest['config'][f]}" for f in diffs)  # as JSON spells it
 
 
 def _single(field_name: str, value: Any) -> str | None:
     if field_name == "selector":
-        return REPLAY if str(value).startswith("replay:") else SELECTOR_LABELS.get(value)
-    if field_name == "forms" and value == "F4":
+        return REPLAY if isinstance(value, ReplaySequence) else SELECTOR_LABELS.get(str(value))
+    if field_name == "forms" and value is FormMenu.F4:
         return "F4 only"
     if field_name == "operator":
         return str(value)  # I3+F3
@@ -178,12 +175,12 @@ def load_runs(paths: Iterable[str | Path]) -> list[Run]:
     runs = []
     for path in find_run_dirs(paths):
         run_dir = RunDir.at(path)
-        manifest = manifest_to_data(run_dir.read_manifest())
+        record = run_dir.read_manifest()
         coords_file = path / CELL_FILE
         coords = json.loads(coords_file.read_text(encoding="utf-8")) if coords_file.is_file() \
             else None
-        runs.append(Run(path=path, manifest=manifest,
-                        events=tuple(json.loads(line) for line in run_dir.read_lines()),
+        runs.append(Run(path=path, record=record, manifest=manifest_to_data(record),
+                        events=run_dir.read_events(texts=False)[1],
                         usage=run_dir.read_json(run_dir.usage),
                         evaluation=run_dir.read_json(run_dir.evaluation), coords=coords,
                         check=seal.status(path).mark))

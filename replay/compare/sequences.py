@@ -8,30 +8,34 @@ from collections.abc import Sequence
 
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import Run, label_of
+from stratune_core.enums import Verdict
+from stratune_core.events import CandidateDecided, OperatorChosen
 
 STRATEGIES = ("I1", "I2", "I3")
 FORMS = ("F1", "F2", "F3", "F4")
 
 
 def sequence_of(run: Run) -> tuple[list[str], Counter[str], Counter[str]]:
-    accepted = {e["round"] for e in run.of_type("CandidateDecided") if e["verdict"] == "accepted"}
-    steps, strategies, forms = [], Counter(), Counter()
-    for chosen in run.of_type("OperatorChosen"):
-        strategies[chosen["strategy"]] += 1
-        if chosen["form"] is not None:
-            forms[chosen["form"]] += 1
-        steps.append(chosen["strategy"] + (chosen["form"] or "")
-                     + ("✓" if chosen["round"] in accepted else ""))
+    accepted = {e.round for e in run.of_type(CandidateDecided) if e.verdict is Verdict.ACCEPTED}
+    steps: list[str] = []
+    strategies: Counter[str] = Counter()
+    forms: Counter[str] = Counter()
+    for chosen in run.of_type(OperatorChosen):
+        strategy, form = chosen.strategy.value, chosen.form.value if chosen.form else None
+        strategies[strategy] += 1
+        if form is not None:
+            forms[form] += 1
+        steps.append(strategy + (form or "") + ("✓" if chosen.round in accepted else ""))
     return steps, strategies, forms
 
 
 def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
     rows = []
     for run in sorted(runs, key=lambda r: (r.pair, r.dataset, label_of(r, by),
-                                          r.manifest["seed"], str(r.path))):
+                                          r.record.seed, str(r.path))):
         steps, strategies, forms = sequence_of(run)
         n_strategies, n_forms = sum(strategies.values()), sum(forms.values())
-        rows.append(Row([run.name, run.dataset, label_of(run, by), run.manifest["seed"],
+        rows.append(Row([run.name, run.dataset, label_of(run, by), run.record.seed,
                          len(steps), " ".join(steps),
                          *(100.0 * strategies[s] / n_strategies if n_strategies else None
                            for s in STRATEGIES),

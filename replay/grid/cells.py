@@ -21,6 +21,8 @@ from replay.options import RunOptions, build_config, new_manifest
 from replay.trace import CELL_FILE, RunDir
 from stratune_core.errors import StraTuneError
 from stratune_core.methods.spec import StraTuneMethod
+from stratune_core.selectors.adaptive import LLMSelector
+from stratune_core.selectors.scripted import ReplaySequence
 from stratune_core.task import Task
 
 
@@ -62,7 +64,7 @@ def _cell(spec: GridSpec, root: Path, task: TaskEntry, pair: PairEntry, ablation
     if ablation.replay_of is not None:
         source = Cell(task=task.name, pair=pair.name, ablation=ablation.replay_of, seed=seed,
                       options=RunOptions(task=task.spec, target="", optimizer=""))
-        overrides["selector"] = "replay:" + str(source.path(root))
+        overrides["selector"] = str(ReplaySequence(trace=str(source.path(root))))
         # the source cell has the same seed: without an order of its own the replay would see
         # the recorded batches again (the manifest's `replay_of` names both orders)
         overrides.setdefault("batch_order_seed", replay_batch_order(seed))
@@ -123,7 +125,8 @@ def check(spec: GridSpec, cells: Sequence[Cell], root: Path,
 
 
 def _without_replay(options: RunOptions) -> RunOptions:
-    overrides = tuple((k, "llm" if k == "selector" else v) for k, v in options.overrides)
+    overrides = tuple((k, str(LLMSelector()) if k == "selector" else v)
+                      for k, v in options.overrides)
     return attrs.evolve(options, overrides=overrides)
 
 

@@ -7,7 +7,6 @@ A cell's terminal output goes to `train.log` in its run directory.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,8 +21,16 @@ from llm_cache.records import Role
 from replay.grid.cells import Cell, finished, write_coordinates
 from replay.trace import RunDir
 from replay.train_hooks import RoundObserver, TrainHooks
+from stratune_core.enums import Verdict
 from stratune_core.errors import StraTuneError
-from stratune_core.events import Event
+from stratune_core.events import (
+    CandidateDecided,
+    Event,
+    ExecutionsCharged,
+    RoundStarted,
+    RunFinished,
+    RunStarted,
+)
 from stratune_core.state import State
 from stratune_core.task import Task
 
@@ -97,17 +104,16 @@ def recorded_status(cell: Cell, root: Path, state: str) -> CellStatus:
     run_dir = RunDir.at(cell.path(root))
     rounds = spent = budget = accepted = 0
     final_id = None
-    for line in run_dir.read_lines():
-        event = json.loads(line)
-        kind = event.get("_type")
-        if kind == "RunStarted":
-            budget = event["budget"]
-        elif kind == "RoundStarted":
-            rounds = event["round"] + 1
-        elif kind in ("ExecutionsCharged", "RunFinished"):
-            spent = event["spent"]
-            final_id = event.get("final_id", final_id)
-        elif kind == "CandidateDecided" and event["verdict"] == "accepted":
+    for event in run_dir.read_events(texts=False)[1]:
+        if isinstance(event, RunStarted):
+            budget = event.budget
+        elif isinstance(event, RoundStarted):
+            rounds = event.round + 1
+        elif isinstance(event, ExecutionsCharged):
+            spent = event.spent
+        elif isinstance(event, RunFinished):
+            spent, final_id = event.spent, event.final_id
+        elif isinstance(event, CandidateDecided) and event.verdict is Verdict.ACCEPTED:
             accepted += 1
     score = None
     evaluation = run_dir.read_json(run_dir.evaluation) if final_id is not None else None

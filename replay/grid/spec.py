@@ -43,11 +43,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import attrs
 from attrs import field, frozen
 
 from replay.serde import TaskSpec
-from stratune_core.config import Config
+from stratune_core.config_layers import config_keys
 from stratune_core.errors import ConfigError
 from stratune_core.methods.spec import (
     Generator,
@@ -265,7 +264,7 @@ class _Reader:
                   ) -> tuple[tuple[str, Any], ...]:
         if not isinstance(entry, dict):
             raise self.error(key, "expected a table of Config fields or train flags")
-        fields = attrs.fields_dict(Config)
+        fields = config_keys()
         out: list[tuple[str, Any]] = []
         for raw, value in entry.items():
             name = raw.replace("-", "_")

@@ -9,33 +9,58 @@ first `limit` samples of each split.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from replay.tasks import custom, demo, docvqa, livemath, mind2web, reasoning_gym, spreadsheet
+from attrs import frozen
+
+from replay.tasks import custom, demo, reasoning_gym
 from stratune_core.errors import ConfigError
 from stratune_core.task import Task
 from stratune_core.tasks.docvqa import DocVQATask
 from stratune_core.tasks.livemath import LiveMathOpusTask, LiveMathTask
 from stratune_core.tasks.mind2web import Mind2WebTask
 
-BENCHMARKS = {
-    "livemath": livemath.load,
-    "livemath_opus": livemath.load_opus,
-    "docvqa": docvqa.load,
-    "mind2web": mind2web.load,
-    "spreadsheetbench": spreadsheet.load,
+
+@frozen(kw_only=True)
+class Benchmark:
+    """A benchmark read from the data directory: its loader (`module:function`, imported when
+    loaded: a reader's libraries load only for its own task), its Config presets per profile
+    (the class's own, so `plan --show-config` needs no data) and its name in compare's tables
+    (None: the spec itself)."""
+
+    loader: str
+    presets: Callable[[str], dict[str, Any]]
+    label: str | None = None
+
+    def load(self, data_dir: str | Path | None, **options: Any) -> Task:
+        module, _, name = self.loader.partition(":")
+        task: Task = getattr(importlib.import_module(module), name)(data_dir, **options)
+        return task
+
+
+# The one table of benchmarks: a new one is its reader module and a row here; the `--task`
+# help, the unknown-task error and compare's dataset names come from it.
+BENCHMARKS: Mapping[str, Benchmark] = {
+    "docvqa": Benchmark(loader="replay.tasks.docvqa:load", presets=DocVQATask.preset_for,
+                        label="DocVQA"),
+    "livemath": Benchmark(loader="replay.tasks.livemath:load", presets=LiveMathTask.preset_for,
+                          label="LiveMath"),
+    "livemath_opus": Benchmark(loader="replay.tasks.livemath:load_opus",
+                               presets=LiveMathOpusTask.preset_for),
+    "mind2web": Benchmark(loader="replay.tasks.mind2web:load", presets=Mind2WebTask.preset_for,
+                          label="Mind2Web"),
+    "spreadsheetbench": Benchmark(loader="replay.tasks.spreadsheet:load",
+                                  presets=lambda _profile: {}, label="SpreadsheetBench"),
 }
-NAMES = (*BENCHMARKS, "demo", "reasoning-gym:<dataset>", "<path>.jsonl", "<dir>")
-# a benchmark's Config presets are the class's own: `plan --show-config` needs no data for them
-PRESETS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "livemath": LiveMathTask.preset_for,
-    "livemath_opus": LiveMathOpusTask.preset_for,
-    "mind2web": Mind2WebTask.preset_for,
-    "docvqa": DocVQATask.preset_for,
-    "spreadsheetbench": lambda _profile: {},
-}
+OTHERS = ("reasoning-gym:<dataset>", "<path>.jsonl", "<dir>")
+NAMES = ("demo", *BENCHMARKS, *OTHERS)
+TASK_HELP = " | ".join(("demo", *BENCHMARKS, "reasoning-gym:<name>")) + \
+    " | PATH to a custom JSONL task"
+# the benchmarks' names in compare's tables, in the paper's order
+DATASETS = {name: b.label for name, b in BENCHMARKS.items() if b.label is not None}
 
 
 def load_task(
@@ -55,7 +80,7 @@ def load_task(
         raise ConfigError(f"scorer: only custom JSONL tasks take a scorer (task {spec!r}); "
                           "drop --scorer, or give --task a .jsonl file or a folder of them")
     if spec in BENCHMARKS:
-        return BENCHMARKS[spec](data_dir, placement=placement, limit=limit)
+        return BENCHMARKS[spec].load(data_dir, placement=placement, limit=limit)
     if spec == "demo":
         return demo.load(placement=placement, limit=limit)
     if spec.startswith("reasoning-gym:"):

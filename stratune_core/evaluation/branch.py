@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from stratune_core.config import Config
+from stratune_core.config_mechanisms import BranchSaves
 from stratune_core.evaluation.gates import Outcome
 from stratune_core.evaluation.paired import DIFF_TOL
 from stratune_core.evaluation.rules import Rule, RuleCheck, Term, at_least, at_most, rule
@@ -52,7 +53,8 @@ def branch_check(
     """
     stats, counts = outcome.stats, outcome.stats.counts
     changes = stats.wins + stats.losses
-    side = max(MIN_SIDE, math.ceil(config.branch_min_frac * changes - 1e-9))
+    saves = config.branch_saves or BranchSaves()  # the rule reads the same when it is off
+    side = max(MIN_SIDE, math.ceil(saves.min_frac * changes - 1e-9))
     diffs = [c - b for b, c in zip(base, cand, strict=True)]
     win_strata = {strata[i] for i, d in enumerate(diffs) if d > DIFF_TOL}
     loss_strata = {strata[i] for i, d in enumerate(diffs) if d < -DIFF_TOL}
@@ -68,7 +70,7 @@ def branch_check(
         at_least(Term.MEAN_UP, math.fsum(max(d, 0.0) for d in diffs) / n, half, tol=DIFF_TOL),
         at_least(Term.MEAN_DOWN, math.fsum(max(-d, 0.0) for d in diffs) / n, half, tol=DIFF_TOL),
         at_most(Term.LB_D_DU, wilson_lower_bound(counts.D, counts.D + counts.U, config.z),
-                config.branch_lb),
+                saves.lb),
         at_most(Term.LB_D_S, wilson_lower_bound(counts.D, counts.S, config.z), config.lb_limit),
         at_most(Term.GUARD_SEVERE, guard_losses(outcome, random_part), MAX_GUARD_LOSSES),
     ))

@@ -26,6 +26,7 @@ import enum
 from attrs import frozen
 
 from stratune_core.config import Config
+from stratune_core.config_mechanisms import Probation
 from stratune_core.evaluation.gates import Outcome
 from stratune_core.evaluation.rules import (
     Condition,
@@ -84,7 +85,7 @@ def worse_check(outcome: Outcome, config: Config, guards: Guards = Guards()) -> 
     return rule(Rule.NOT_WORSE, (
         at_most(Term.LB_D_S, wilson_lower_bound(counts.D, counts.S, config.z), config.lb_limit),
         at_most(Term.LB_D_DU, wilson_lower_bound(counts.D, counts.D + counts.U, config.z),
-                config.probation_reject_lb),
+                (config.probation or Probation()).reject_lb),
         _guard(guards, config),
         at_most(Term.NO_WIN_LOSSES, stats.losses if stats.wins == 0 else 0,
                 CLEAR_NET_LOSSES - 1),
@@ -105,7 +106,7 @@ def commit_check(outcome: Outcome, config: Config, guards: Guards = Guards()) ->
         at_most(Term.GATES, len(outcome.failed), 0),  # how many screening gates failed
         Condition(term=Term.READY, value=outcome.stats.wins + outcome.stats.losses,
                   limit=config.ready_changes,
-                  passed=not config.probation or ready(outcome, config)),
+                  passed=config.probation is None or ready(outcome, config)),
         _guard(guards, config),
         _aux(Term.AUX_CATASTROPHIC, guards, config, outcome.threshold, 2.0),
     ))
@@ -133,7 +134,7 @@ def screening_decision(
         consulted.append(branch)
         if branch.holds:
             return Call.BRANCH, tuple(consulted)
-    if not config.probation:
+    if config.probation is None:
         return (Call.SAVE if outcome.saveable else Call.REJECT), tuple(consulted)
     worse = worse_check(outcome, config, guards)
     consulted.append(worse)
