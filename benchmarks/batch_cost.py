@@ -29,7 +29,7 @@ from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.client import CachedLLM
 from llm_cache.fake_server import FakeAnthropicServer
 from llm_cache.records import CallKind, Role
-from stratune_core.run import run
+from stratune_core.round.run import run
 from tests.support.toy import ToyTask
 
 FAKE_KEY = "sk-ant-bench-not-a-real-key"

@@ -17,10 +17,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from benchmarks.common import BenchResult, CountingLLM, report, toy_config
-from stratune_core.config import Config, released
-from stratune_core.enums import Form, Strategy
-from stratune_core.run import run
-from stratune_core.selectors.registry import SELECTORS
+from stratune_core.config.knobs import Config, released
+from stratune_core.records.enums import Form, Strategy
+from stratune_core.round.run import run
+from stratune_core.selection.selectors.registry import SELECTORS
 from tests.support.toy import InProcessLLM, ToyTask
 
 N_TRAIN = 48

@@ -27,13 +27,13 @@ import xxhash
 from benchmarks.common import BenchResult, report, toy_config
 from llm_cache.records import Request, Response, Role, Usage
 from replay.tasks.registry import load_task
-from stratune_core.config import Config
-from stratune_core.enums import Stage
-from stratune_core.errors import BudgetError
-from stratune_core.events import StageResult
-from stratune_core.run import RunResult, run
-from stratune_core.shape import run_shape
-from stratune_core.task import Task
+from stratune_core.config.knobs import Config
+from stratune_core.config.shape import run_shape
+from stratune_core.records.enums import Stage
+from stratune_core.records.errors import BudgetError
+from stratune_core.records.events import StageResult
+from stratune_core.records.task import Task
+from stratune_core.round.run import RunResult, run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 DEMO_CONFIG = Path(__file__).resolve().parents[1] / "replay" / "data" / "demo" / "record_config.json"

@@ -21,10 +21,10 @@ from attrs import field, frozen
 from llm_cache.backends.base import Backend
 from llm_cache.backends.function import FunctionBackend
 from llm_cache.records import CallKind, Message, Request, Response, Role
-from stratune_core.config import Config
-from stratune_core.feedback_prep_prompt import PREPARATION_SYSTEM
-from stratune_core.llm import LLM
-from stratune_core.prompts import SELECTION_SYSTEM
+from stratune_core.config.knobs import Config
+from stratune_core.feedback.prep_prompt import PREPARATION_SYSTEM
+from stratune_core.prompts.templates import SELECTION_SYSTEM
+from stratune_core.records.llm import LLM
 from tests.support.toy import ToyOptimizer, toy_target
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"

@@ -20,7 +20,7 @@ from typing import Any
 
 from benchmarks import live_overlap
 from benchmarks.common import RESULTS_DIR, BenchResult, TimedLLM, report, toy_config
-from stratune_core.run import run
+from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyTask
 
 REPEATS = 5

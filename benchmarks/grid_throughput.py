@@ -35,8 +35,8 @@ from benchmarks.common import BenchResult, ToyResponder, report
 from llm_cache.fake_server import FakeAnthropicServer, Fault
 from replay.grid.run import run_grid
 from replay.grid.spec import load_grid
-from stratune_core.enums import Form, Strategy
-from stratune_core.selectors.registry import SELECTORS
+from stratune_core.records.enums import Form, Strategy
+from stratune_core.selection.selectors.registry import SELECTORS
 
 LATENCY = 0.2
 WORDS = Path(__file__).resolve().parents[1] / "examples" / "grid" / "words"

@@ -38,7 +38,7 @@ from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.client import CachedLLM
 from llm_cache.fake_server import FakeAnthropicServer
 from llm_cache.records import Role
-from stratune_core.run import run
+from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyTask
 
 LATENCY = 0.2

@@ -36,7 +36,7 @@ from llm_cache.client import CachedLLM
 from llm_cache.fake_server import FakeAnthropicServer, estimate_tokens
 from llm_cache.prices import default_prices
 from llm_cache.records import CallKind, Role, Usage
-from stratune_core.run import run
+from stratune_core.round.run import run
 from tests.support.toy import INITIAL_SKILL, ToyTask
 
 MODELS = ("claude-haiku-4-5", "claude-sonnet-4-6")

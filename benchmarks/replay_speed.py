@@ -22,7 +22,7 @@ from benchmarks.common import BenchResult, report, scripted_backends, toy_config
 from llm_cache.client import CachedLLM
 from llm_cache.key import request_key
 from llm_cache.records import Request, Response, Role
-from stratune_core.run import RunResult, run
+from stratune_core.round.run import RunResult, run
 from tests.support.toy import InProcessLLM, ToyTask
 
 MIN_EXECUTIONS = 3000

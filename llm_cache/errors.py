@@ -1,7 +1,7 @@
 """Errors of the model layer. Every message is one line that says what to do.
 
 `llm_cache` is the bottom package (the core builds its requests from `llm_cache.records`), so the
-root of the project's exception family lives here and `stratune_core.errors` re-exports it:
+root of the project's exception family lives here and `stratune_core.records.errors` re-exports it:
 `llm_cache` never imports the core or the shell.
 """
 

@@ -14,13 +14,13 @@ from llm_cache.records import (
     TextBlock,
     Usage,
 )
-from stratune_core.budget import Admission, Budget
-from stratune_core.config import Config, paper, released
-from stratune_core.enums import CheckName, Reason, Stage
+from stratune_core.budget.admission import Admission, Budget
+from stratune_core.budget.ledger import Ledger
+from stratune_core.config.knobs import Config, paper, released
 from stratune_core.evaluation import Check, paired_stats, screen, validate
-from stratune_core.ledger import Ledger
-from stratune_core.records import Execution, Sample, Score, TaskInfo
-from stratune_core.selectors.registry import SELECTORS
+from stratune_core.records.base import Execution, Sample, Score, TaskInfo
+from stratune_core.records.enums import CheckName, Reason, Stage
+from stratune_core.selection.selectors.registry import SELECTORS
 
 unit = st.floats(0.0, 1.0, allow_nan=False)
 short_text = st.text(max_size=20)

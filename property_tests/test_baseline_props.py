@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stratune_core import events as ev
-from stratune_core.config import Config
+import stratune_core.records.events as ev
+from stratune_core.config.knobs import Config
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.registry import iterate_method
 from stratune_core.methods.spec import (
@@ -95,8 +95,8 @@ def test_a_hybrid_stays_within_the_budget_and_changes_skill_only_by_acceptance(
     candidate a child of the current skill, the current skill replaced only by an accepted
     candidate, the final skill current or saved. B: 6x, or `extra` above one round's cost
     (StraTune refuses less before anything is spent)."""
-    from stratune_core.enums import Verdict
-    from stratune_core.shape import run_shape
+    from stratune_core.config.shape import run_shape
+    from stratune_core.records.enums import Verdict
 
     one_round = run_shape(Config(seed=seed), n_train).smallest_budget(1)
     budget = None if extra is None else one_round + extra

@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from stratune_core.budget import Budget, admit
-from stratune_core.errors import BudgetError
-from stratune_core.ledger import Ledger
-from stratune_core.records import Execution
+from stratune_core.budget.admission import Budget, admit
+from stratune_core.budget.ledger import Ledger
+from stratune_core.records.base import Execution
+from stratune_core.records.errors import BudgetError
 
 SKILLS = ("s0", "s1", "s2")
 SAMPLES = tuple(f"x{i}" for i in range(8))

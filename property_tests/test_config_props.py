@@ -17,13 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from property_tests import strategies as S
-from stratune_core.config import Config, released
-from stratune_core.config_checks import Integer, Number
-from stratune_core.config_flat import is_flat
-from stratune_core.config_layers import Layer, config_keys, layer_config
-from stratune_core.config_mechanisms import MECHANISMS, counted, flat_keys
-from stratune_core.errors import ConfigError
-from stratune_core.selectors.registry import SELECTORS
+from stratune_core.config.checks import Integer, Number
+from stratune_core.config.flat import is_flat
+from stratune_core.config.knobs import Config, released
+from stratune_core.config.layers import Layer, config_keys, layer_config
+from stratune_core.config.mechanisms import MECHANISMS, counted, flat_keys
+from stratune_core.records.errors import ConfigError
+from stratune_core.selection.selectors.registry import SELECTORS
 
 INF = math.inf
 

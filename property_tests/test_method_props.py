@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stratune_core import events as ev
-from stratune_core.config import Config
-from stratune_core.enums import Verdict
-from stratune_core.run import run
+import stratune_core.records.events as ev
+from stratune_core.config.knobs import Config
+from stratune_core.records.enums import Verdict
+from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 plans = st.lists(st.sampled_from(["I1", "I2", "I3"]), min_size=1, max_size=3, unique=True)
@@ -75,7 +75,7 @@ def test_released_runs_keep_the_budget_and_replay_exactly(seed, style, plan, n_t
     round mechanisms), spent <= B and equals distinct pairs, every execution is charged once,
     a second run gives the same events, and every event survives its trace line."""
     from replay.serde import event_from_line, event_to_line
-    from stratune_core.config import released
+    from stratune_core.config.knobs import released
 
     def once():
         optimizer = ToyOptimizer(style=style, strategy_plan=tuple(plan))

@@ -5,8 +5,15 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from stratune_core.forms import OfferedExample, check_grounding
-from stratune_core.patches import Edit, EditOp, Patch, PatchError, apply_patch, parse_candidates
+from stratune_core.operators.forms import OfferedExample, check_grounding
+from stratune_core.operators.patches import (
+    Edit,
+    EditOp,
+    Patch,
+    PatchError,
+    apply_patch,
+    parse_candidates,
+)
 
 # Skill-like text: letters, digits, punctuation, spaces, newlines (CR and tag brackets excluded;
 # the parsing property below covers CRLF on purpose).
@@ -183,7 +190,7 @@ replies = st.lists(FRAGMENTS | st.text(max_size=5), max_size=40).map("".join)
 @settings(max_examples=300, deadline=None)
 @given(reply=replies, skill=texts)
 def test_parsing_and_applying_arbitrary_replies_never_crash(reply, skill):
-    from stratune_core.parsing import extract_json_object
+    from stratune_core.operators.parsing import extract_json_object
 
     assert extract_json_object(reply) is None or isinstance(extract_json_object(reply), dict)
     for cand in parse_candidates(reply):

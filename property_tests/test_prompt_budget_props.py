@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stratune_core.prompt_budget import Part, clip_to_tokens, estimate_tokens, fit
+from stratune_core.prompts.budget import Part, clip_to_tokens, estimate_tokens, fit
 
 ALPHABET = "abcXYZ 019.,:-\n\t<>/é€漢"
 texts = st.text(ALPHABET, max_size=80)

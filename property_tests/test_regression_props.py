@@ -8,8 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from property_tests.strategies import score_pairs
-from stratune_core.config import paper, released
-from stratune_core.enums import Reason
+from stratune_core.config.knobs import paper, released
 from stratune_core.evaluation import (
     paired_stats,
     regression_counts,
@@ -17,6 +16,7 @@ from stratune_core.evaluation import (
     screening_gain_threshold,
     validate,
 )
+from stratune_core.records.enums import Reason
 
 
 @given(score_pairs(), st.booleans())

@@ -10,12 +10,12 @@ from hypothesis import strategies as st
 
 from llm_cache.records import Message, Request, Response
 from property_tests import strategies as S
-from stratune_core.budget import Admission, Budget
-from stratune_core.config import Config
+from stratune_core.budget.admission import Admission, Budget
+from stratune_core.budget.ledger import Ledger
+from stratune_core.config.knobs import Config
 from stratune_core.evaluation import Check, Outcome, PairedStats
-from stratune_core.ledger import Ledger
-from stratune_core.records import Execution, Sample, Score, TaskInfo
-from stratune_core.serde import structure, unstructure
+from stratune_core.records.base import Execution, Sample, Score, TaskInfo
+from stratune_core.records.serde import structure, unstructure
 
 CASES = [
     (Sample, S.samples),

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from property_tests.strategies import sample_lists, seeds
-from stratune_core.records import Sample
-from stratune_core.sets import screening_set, validation_set
+from stratune_core.evaluation.sets import screening_set, validation_set
+from stratune_core.records.base import Sample
 
 
 @st.composite

@@ -19,9 +19,9 @@ import attrs
 import yaml
 from attrs import frozen
 
-from stratune_core.errors import ConfigError
-from stratune_core.records import TaskInfo
-from stratune_core.task import Task
+from stratune_core.records.base import TaskInfo
+from stratune_core.records.errors import ConfigError
+from stratune_core.records.task import Task
 
 SKILL_FILE = "SKILL.md"
 NAME_MAX = 64

@@ -27,9 +27,9 @@ from replay.help_examples import add_examples
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from replay.tasks.registry import TASK_HELP
-from stratune_core.errors import StraTuneError
 from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
-from stratune_core.selectors.registry import selector_usage
+from stratune_core.records.errors import StraTuneError
+from stratune_core.selection.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from attrs import frozen
 
 from replay.train_hooks import TrainHooks
-from stratune_core.errors import ConfigError, StraTuneError
+from stratune_core.records.errors import ConfigError, StraTuneError
 
 if TYPE_CHECKING:
     from replay.tracking import MlflowSink, RunTracker

@@ -25,7 +25,7 @@ from replay.options import RunOptions
 from replay.serde import TaskSpec
 from replay.show import load_run, show
 from replay.viewer import summary
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 
 TRACES = Path(__file__).resolve().parents[1] / "traces"
 DEFAULT_TRACE = "demo"

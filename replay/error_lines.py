@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 
 
 def error_line(exc: BaseException) -> str | None:

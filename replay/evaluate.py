@@ -13,11 +13,11 @@ from attrs import field, frozen
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from stratune_core.errors import TaskDataError
-from stratune_core.execute import score_jobs
-from stratune_core.llm import LLM
-from stratune_core.records import Sample, is_solved
-from stratune_core.task import Task
+from stratune_core.records.base import Sample, is_solved
+from stratune_core.records.errors import TaskDataError
+from stratune_core.records.llm import LLM
+from stratune_core.records.task import Task
+from stratune_core.round.execute import score_jobs
 
 CHUNK = 16  # samples per batch of requests: big enough for concurrency, small for a live bar
 

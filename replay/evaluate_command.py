@@ -20,8 +20,8 @@ from replay.arg_types import directory
 from replay.evaluate import score_with_bar
 from replay.serde import TaskSpec
 from replay.trace import RunDir
-from stratune_core.errors import StraTuneError
-from stratune_core.task import Task
+from stratune_core.records.errors import StraTuneError
+from stratune_core.records.task import Task
 
 INITIAL = "initial"  # --baseline initial: the task's own initial skill
 

@@ -28,7 +28,7 @@ from replay.serde import TaskSpec, TraceError, trace_converter
 from replay.trace import RunDir
 from replay.verify import EXIT_OK, failed, replay_llm
 from stratune_core.evaluation import paired_stats
-from stratune_core.ids import text_id
+from stratune_core.records.ids import text_id
 
 SCORES = "scores.json"
 FORMAT = "stratune-evaluation/1"

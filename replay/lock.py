@@ -16,7 +16,7 @@ import os
 import time
 from pathlib import Path
 
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 
 LOCK_FILE = ".lock"
 

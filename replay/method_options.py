@@ -10,7 +10,6 @@ import attrs
 
 from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.backends.base import Backend
-from stratune_core.errors import ConfigError
 from stratune_core.methods.spec import (
     Generator,
     IterCotMethod,
@@ -19,6 +18,7 @@ from stratune_core.methods.spec import (
     StraTuneMethod,
     default_spec,
 )
+from stratune_core.records.errors import ConfigError
 
 # Options only StraTune has (its ablations and its profiles): the flag, and the argparse value
 # that means "not given".

@@ -23,8 +23,8 @@ from llm_cache.spec import parse_spec
 from replay.agent_skill import WithInitialSkill, read_skill_folder
 from replay.redact import public_spec
 from replay.serde import TaskSpec
-from stratune_core.errors import ConfigError
-from stratune_core.task import Task
+from stratune_core.records.errors import ConfigError
+from stratune_core.records.task import Task
 
 
 @frozen(kw_only=True)

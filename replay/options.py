@@ -16,13 +16,13 @@ from attrs import field, frozen
 from llm_cache.backends.bedrock import resolve_spec
 from replay.models import canonical_model, load_task
 from replay.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
-from stratune_core.config import Config
-from stratune_core.config_layers import Layer, layer_config, task_layer
-from stratune_core.errors import ConfigError
-from stratune_core.events import OperatorChosen, RoundStarted
+from stratune_core.config.knobs import Config
+from stratune_core.config.layers import Layer, layer_config, task_layer
 from stratune_core.methods.spec import MethodSpec, StraTuneMethod
-from stratune_core.selectors.scripted import ReplaySequence, recorded_strategies
-from stratune_core.task import Task
+from stratune_core.records.errors import ConfigError
+from stratune_core.records.events import OperatorChosen, RoundStarted
+from stratune_core.records.task import Task
+from stratune_core.selection.selectors.scripted import ReplaySequence, recorded_strategies
 
 MAX_BUDGET = 10**9  # target executions: far beyond any run (the paper's budgets are 6x |train|)
 PACKAGES = ("stratune", "attrs", "cattrs", "anthropic", "diskcache", "xxhash", "numpy", "rich")

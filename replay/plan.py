@@ -1,6 +1,6 @@
 """`stratune plan`: what a budget affords before anything is spent.
 
-The budget, reserve and set sizes are the run's own (`stratune_core/shape.py`); rounds and costs
+The budget, reserve and set sizes are the run's own (`stratune_core/config/shape.py`); rounds and costs
 are estimates from them, not a dry run: a round costs its batch (new executions of the current
 skill) plus the screening of each submitted candidate, plus validation for those that pass;
 I2/I3 add the ranking subset for their drafts. The cheapest round submits one candidate that
@@ -23,11 +23,11 @@ from llm_cache.records import Usage
 from replay.models import load_task
 from replay.options import RunOptions, user_layers
 from replay.tasks.registry import BENCHMARKS
-from stratune_core.config import Config, profile
-from stratune_core.config_layers import Layer, layer_config, preset_layer, task_layer
-from stratune_core.serde import unstructure
-from stratune_core.shape import RunShape, run_shape
-from stratune_core.task import Task
+from stratune_core.config.knobs import Config, profile
+from stratune_core.config.layers import Layer, layer_config, preset_layer, task_layer
+from stratune_core.config.shape import RunShape, run_shape
+from stratune_core.records.serde import unstructure
+from stratune_core.records.task import Task
 
 OPTIMIZER_CALLS_PER_ROUND = 2  # strategy selection + candidate generation
 OPTIMIZER_OVERHEAD_TOKENS = 3000  # prompt scaffolding, feedback and history, on top of the skill

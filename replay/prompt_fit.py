@@ -2,7 +2,7 @@
 
 A local model (llama.cpp's `n_ctx`, vLLM's `max_model_len`) counts the prompt and the reply
 against one window. The core builds every optimizer prompt to `Config.prompt_tokens`
-(estimated tokens, on the safe side: `stratune_core/prompt_budget.py`); this lowers that budget
+(estimated tokens, on the safe side: `stratune_core/prompts/budget.py`); this lowers that budget
 so that prompt, reply and chat template fit the window together. It runs before the manifest
 is written, so the lowered budget is recorded in the run's config and a replay rebuilds the
 same prompts without asking any backend.
@@ -10,8 +10,8 @@ same prompts without asking any backend.
 
 from __future__ import annotations
 
-from stratune_core.config import Config
-from stratune_core.errors import ConfigError
+from stratune_core.config.knobs import Config
+from stratune_core.records.errors import ConfigError
 
 CHAT_MARGIN = 64  # chat-template tokens around the messages (role markers, BOS, turn ends)
 MIN_OUTPUT = 256  # the least room a reply keeps when max_tokens is larger than the window allows

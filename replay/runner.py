@@ -33,13 +33,13 @@ from replay.serde import Manifest, check_prompt_version
 from replay.trace import RunDir, TraceWriter
 from replay.train_hooks import TrainHooks
 from replay.verify import EXIT_FAILED, EXIT_OK, Labelled
-from stratune_core.config import Config
-from stratune_core.errors import StraTuneError
-from stratune_core.events import RunFinished, SkillAdded
+from stratune_core.config.knobs import Config
 from stratune_core.methods.registry import iterate_method
 from stratune_core.methods.spec import StraTuneMethod
-from stratune_core.state import initial_state
-from stratune_core.task import Task
+from stratune_core.records.errors import StraTuneError
+from stratune_core.records.events import RunFinished, SkillAdded
+from stratune_core.records.state import initial_state
+from stratune_core.records.task import Task
 
 EXIT_STOPPED = 3  # a stop control (--max-cost, --timeout, a STOP file) ended it; resumable
 EXIT_INTERRUPTED = 130

@@ -21,15 +21,15 @@ from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
 from llm_cache.spec import without_transport
-from stratune_core.config import Config
-from stratune_core.enums import Strategy
-from stratune_core.errors import StraTuneError
-from stratune_core.events import Event, SkillAdded
-from stratune_core.ids import text_id
+from stratune_core.config.knobs import Config
 from stratune_core.methods.spec import MethodSpec, StraTuneMethod
-from stratune_core.prompts import PROMPT_VERSION
-from stratune_core.selectors.scripted import ReplaySequence
-from stratune_core.serde import TAG, make_converter, one_line
+from stratune_core.prompts.templates import PROMPT_VERSION
+from stratune_core.records.enums import Strategy
+from stratune_core.records.errors import StraTuneError
+from stratune_core.records.events import Event, SkillAdded
+from stratune_core.records.ids import text_id
+from stratune_core.records.serde import TAG, make_converter, one_line
+from stratune_core.selection.selectors.scripted import ReplaySequence
 
 FORMAT_VERSION = 1
 TEXT_BLOB = "text_blob"
@@ -195,7 +195,7 @@ class Manifest:
     # The training method and its settings; absent in manifests written before the baselines
     # existed, which are StraTune runs.
     method: MethodSpec = field(factory=StraTuneMethod)
-    # The optimizer prompts' version (stratune_core.prompts.PROMPT_VERSION) the run was made with.
+    # The optimizer prompts' version (stratune_core.prompts.templates.PROMPT_VERSION) the run was made with.
     prompt_version: str = PROMPT_VERSION
     # A `replay:` selector's recorded sequence by round (null: no strategy recorded in that
     # round); the config keeps only the selector's spelling.

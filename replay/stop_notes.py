@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stratune_core.enums import StopReason
+from stratune_core.records.enums import StopReason
 
 NOTES = {
     StopReason.NO_USABLE_CANDIDATES: (

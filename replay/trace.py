@@ -34,8 +34,8 @@ from replay.serde import (
     manifest_from_json,
     manifest_to_json,
 )
-from stratune_core.errors import StraTuneError
-from stratune_core.events import Event, SkillAdded
+from stratune_core.records.errors import StraTuneError
+from stratune_core.records.events import Event, SkillAdded
 
 MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"

@@ -30,10 +30,10 @@ import xxhash
 from llm_cache.accounting import Accounting
 from replay.serde import manifest_to_data
 from replay.trace import RunDir
-from stratune_core.enums import Verdict
-from stratune_core.errors import ConfigError
-from stratune_core.events import BatchExecuted, CandidateDecided, Event
-from stratune_core.state import State
+from stratune_core.records.enums import Verdict
+from stratune_core.records.errors import ConfigError
+from stratune_core.records.events import BatchExecuted, CandidateDecided, Event
+from stratune_core.records.state import State
 
 KEY_TAG = "stratune.run_key"
 ARTIFACTS = ("final_skill.txt", "events.jsonl", "usage.json", "manifest.json", "evaluation.json")

@@ -44,10 +44,10 @@ from replay.file_checks import (
 from replay.redact import scrub
 from replay.serde import TraceError, check_prompt_version, digest_of, event_to_line
 from replay.trace import RunDir
-from stratune_core.config import Config
-from stratune_core.events import RunFinished, SkillAdded
+from stratune_core.config.knobs import Config
 from stratune_core.methods.registry import iterate_method
-from stratune_core.task import Task
+from stratune_core.records.events import RunFinished, SkillAdded
+from stratune_core.records.task import Task
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -28,7 +28,7 @@ from replay.api.training import iterate, optimize
 from replay.evaluation_dir import EvaluationRecord
 from replay.plan import Plan
 from replay.serde import TraceError
-from stratune_core.errors import ConfigError, StraTuneError, TaskDataError
+from stratune_core.records.errors import ConfigError, StraTuneError, TaskDataError
 
 data_task = DataTask.build
 

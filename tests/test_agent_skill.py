@@ -17,7 +17,7 @@ from replay.agent_skill import (
     skill_markdown,
     write_skill_folder,
 )
-from stratune_core.ids import text_id
+from stratune_core.records.ids import text_id
 from tests.support.cli import TOY_RUN, main
 
 FRONT = ("name: toy-skill\n"

@@ -18,16 +18,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import stratune_core.records.events as ev
 from llm_cache.records import CallKind, Request, Response, Usage
 from replay.options import RunOptions, build_config
 from replay.serde import TaskSpec
 from replay.tasks.registry import load_task
-from stratune_core import events as ev
-from stratune_core.config import Config
-from stratune_core.enums import Reason
-from stratune_core.errors import StraTuneError
-from stratune_core.run import run
-from stratune_core.selectors.registry import SELECTORS
+from stratune_core.config.knobs import Config
+from stratune_core.records.enums import Reason
+from stratune_core.records.errors import StraTuneError
+from stratune_core.round.run import run
+from stratune_core.selection.selectors.registry import SELECTORS
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 SETTINGS = settings(max_examples=60, deadline=None,

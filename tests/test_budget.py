@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.budget import Budget, admit
-from stratune_core.errors import BudgetError, ConfigError, CoreInvariantError
-from stratune_core.ledger import Ledger
-from stratune_core.records import Execution
+from stratune_core.budget.admission import Budget, admit
+from stratune_core.budget.ledger import Ledger
+from stratune_core.records.base import Execution
+from stratune_core.records.errors import BudgetError, ConfigError, CoreInvariantError
 
 
 def _ex(skill: str, sample: str, score: float = 1.0) -> Execution:

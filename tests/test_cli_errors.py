@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stratune_core.config import Config
+from stratune_core.config.knobs import Config
 from tests.support.cli import TOY_RUN, main, record_in_process
 from tests.support.disks import remount, tmpfs
 

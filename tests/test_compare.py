@@ -22,7 +22,7 @@ from replay.compare.runs import load_runs
 from replay.compare.tables import build
 from replay.grid.run import run_grid
 from replay.grid.spec import load_grid
-from stratune_core.prompts import SELECTION_SYSTEM
+from stratune_core.prompts.templates import SELECTION_SYSTEM
 from tests.grid_support import OPTIMIZER, TARGET, ScriptedEnv
 
 LABELS = {"full": "StraTune", "i1": "I1 only", "rot": "Rot.", "rep": "Replay",

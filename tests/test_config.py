@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.config import Config, paper, profile, released
-from stratune_core.config_mechanisms import EarlyStopping
-from stratune_core.enums import Form, Strategy
-from stratune_core.errors import ConfigError, StraTuneError
+from stratune_core.config.knobs import Config, paper, profile, released
+from stratune_core.config.mechanisms import EarlyStopping
+from stratune_core.records.enums import Form, Strategy
+from stratune_core.records.errors import ConfigError, StraTuneError
 
 
 def test_paper_defaults() -> None:
@@ -123,8 +123,8 @@ def test_reserve_rules() -> None:
 def test_task_preset_sits_between_profile_and_user_layers() -> None:
     """LiveMath's preset (24 + 24 screening samples, paper Table 5) beats the profile and loses
     to the user's file and flags; `origins` names the layer of each field."""
-    from stratune_core.config_layers import Layer, layer_config, task_layer
-    from stratune_core.records import TaskInfo
+    from stratune_core.config.layers import Layer, layer_config, task_layer
+    from stratune_core.records.base import TaskInfo
     from stratune_core.tasks.livemath import LiveMathTask
 
     info = LiveMathTask.PRESET

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from replay import models
 from replay.demo import demo, find_trace
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 from tests.support.cli import record_in_process, toy_extensions
 
 

@@ -18,9 +18,9 @@ from rich.console import Console
 from replay.app import build_parser
 from replay.app import main as stratune
 from replay.demo import demo
-from stratune_core.config_layers import config_keys
-from stratune_core.config_mechanisms import MECHANISMS
-from stratune_core.prompts import PROMPT_VERSION
+from stratune_core.config.layers import config_keys
+from stratune_core.config.mechanisms import MECHANISMS
+from stratune_core.prompts.templates import PROMPT_VERSION
 from tests.support.docs import README, ROOT, block_after, blocks, page, texts
 from tests.support.mechanisms import CLOSING_A, CLOSING_B
 

@@ -24,8 +24,8 @@ from llm_cache.fake_server import FakeAnthropicServer, Fault, LoggedRequest
 from llm_cache.records import Role
 from llm_cache.retry import RetryPolicy
 from llm_cache.store import CacheStore
-from stratune_core.run import RunResult, run
-from stratune_core.serde import unstructure
+from stratune_core.records.serde import unstructure
+from stratune_core.round.run import RunResult, run
 from tests.support.toy import InProcessLLM, ToyTask
 
 TRANSIENT = (Fault.RATE_LIMIT, Fault.OVERLOADED, Fault.SERVER_ERROR, Fault.CONNECTION_RESET,

@@ -8,13 +8,13 @@ from collections import Counter
 
 from attrs import frozen
 
+import stratune_core.records.events as ev
 from llm_cache.records import CallKind, ImageBlock, Message, Request, Response, Role, Usage
-from stratune_core import events as ev
-from stratune_core.config import Config
-from stratune_core.enums import Strategy
-from stratune_core.feedback_prep_prompt import parse_preparation
-from stratune_core.records import Sample
-from stratune_core.run import run
+from stratune_core.config.knobs import Config
+from stratune_core.feedback.prep_prompt import parse_preparation
+from stratune_core.records.base import Sample
+from stratune_core.records.enums import Strategy
+from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask, expected_answer
 
 

@@ -17,9 +17,9 @@ from typing import Any
 import attrs
 
 from replay.serde import manifest_from_json
-from stratune_core.config import Config, released
-from stratune_core.config_mechanisms import MECHANISMS, StrategyFloors, counted, flat_keys
-from stratune_core.serde import structure, unstructure
+from stratune_core.config.knobs import Config, released
+from stratune_core.config.mechanisms import MECHANISMS, StrategyFloors, counted, flat_keys
+from stratune_core.records.serde import structure, unstructure
 from tests.support.cli import stratune
 
 ROOT = Path(__file__).resolve().parents[1]

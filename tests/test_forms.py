@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.enums import Form, Strategy
-from stratune_core.forms import (
+from stratune_core.operators.forms import (
     FORM_DESCRIPTIONS,
     STRATEGY_DESCRIPTIONS,
     OfferedExample,
@@ -14,6 +13,7 @@ from stratune_core.forms import (
     check_grounding,
     format_lines,
 )
+from stratune_core.records.enums import Form, Strategy
 
 SKILL = """# Solving word puzzles
 Read the word carefully.

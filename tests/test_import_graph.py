@@ -83,3 +83,131 @@ def test_the_checker_sees_lazy_imports(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from replay.trace import RunDir\n    import llm_cache.key\n")
     assert _imported_packages(module) == {"replay", "llm_cache"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules(package: str) -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted((ROOT / package).rglob("*.py"))}
+
+
+def _imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
+    """The modules of `known` that `name` imports, and the packages whose `__init__` that runs.
+
+    `from p import m` imports module `p.m` when there is one, else `p` itself. A package that
+    holds the importer is already being imported when the importer runs, so it is no edge.
+    Imports under `if TYPE_CHECKING:` never run and name types only, so they are no edge either;
+    a function-level import runs and counts."""
+    is_package = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    targets: set[str] = set()
+    for node in _runtime_nodes(tree):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".")[: len(name.split(".")) - node.level + is_package]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                targets.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    own = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1 + is_package)}
+    found: set[str] = set()
+    for target in targets:
+        parts = target.split(".")
+        for i in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:i])
+            if prefix in known and prefix not in own and prefix != name:
+                found.add(prefix)
+    return found
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of `tree` outside `if TYPE_CHECKING:` blocks (their `else` runs, so it counts)."""
+    found: list[ast.AST] = []
+    pending: list[ast.AST] = [tree]
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if _type_checking_only(node):
+            pending.extend(node.orelse)  # type: ignore[attr-defined]
+        else:
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def module_graph(packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """module -> the modules it imports, over the modules of `packages`."""
+    paths = {name: path for package in packages for name, path in _modules(package).items()}
+    known = set(paths)
+    return {name: _imported_modules(name, path, known) for name, path in paths.items()}
+
+
+def module_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+@pytest.mark.parametrize("package", ("llm_cache", "stratune_core", "replay"))
+def test_no_module_cycle(package: str) -> None:
+    """No circle of imports between modules, also inside a sub-package, lazy imports included."""
+    cycles = module_cycles(module_graph((package,)))
+    assert not cycles, f"{len(cycles)} import cycles in {package}: {cycles}"
+
+
+def test_the_cycle_check_sees_a_circle_through_a_package_init(tmp_path: Path) -> None:
+    graph = {"p": {"p.a"}, "p.a": {"p.b"}, "p.b": {"p.a"}, "q": {"p.a"}}
+    assert module_cycles(graph) == [["p.a", "p.b"]]
+
+
+def test_type_checking_imports_are_no_edge(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import p.a\n"
+        "def f():\n    import p.b\n")
+    found = _imported_modules("m", tmp_path / "m.py", {"p.a", "p.b"})
+    assert found == {"p.b"}
+
+
+def test_relative_and_from_imports_resolve_to_modules() -> None:
+    path = ROOT / "stratune_core" / "round" / "run.py"
+    known = set(_modules("stratune_core"))
+    assert "stratune_core.round.step" in _imported_modules("stratune_core.round.run", path, known)

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from replay import demo, local_model
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 
 
 def console() -> tuple[Console, io.StringIO]:

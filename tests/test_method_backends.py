@@ -14,9 +14,9 @@ from llm_cache.client import CachedLLM
 from llm_cache.errors import CacheMiss
 from llm_cache.fake_server import FakeAnthropicServer
 from llm_cache.records import Role
-from stratune_core.config import Config
-from stratune_core.run import run
-from stratune_core.serde import unstructure
+from stratune_core.config.knobs import Config
+from stratune_core.records.serde import unstructure
+from stratune_core.round.run import run
 from tests.support.toy import (
     OPTIMIZER_MODEL,
     TARGET_MODEL,

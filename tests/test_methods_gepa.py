@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import pytest
 
+import stratune_core.records.events as ev
 from llm_cache.errors import LLMFatalError
 from llm_cache.records import Request, Response
-from stratune_core import events as ev
-from stratune_core.config import Config
-from stratune_core.enums import StopReason
+from stratune_core.config.knobs import Config
 from stratune_core.methods import gepa_prompts
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.registry import iterate_method
 from stratune_core.methods.spec import GepaMethod
-from stratune_core.serde import unstructure
+from stratune_core.records.enums import StopReason
+from stratune_core.records.serde import unstructure
 from tests.support.toy import RULES, InProcessLLM, ToyTask
 from tests.support.toy_methods import MethodOptimizer, method_target, run_method, unattributed
 
@@ -152,8 +152,8 @@ def test_reflection_goes_through_our_llm_with_its_call_kind():
 def test_without_the_gepa_package_the_method_is_a_one_line_error(monkeypatch):
     import sys
 
-    from stratune_core.errors import ConfigError
     from stratune_core.methods.gepa_run import require_gepa
+    from stratune_core.records.errors import ConfigError
 
     monkeypatch.setitem(sys.modules, "gepa", None)  # an import of it now fails
     with pytest.raises(ConfigError) as caught:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from stratune_core import events as ev
-from stratune_core.config import Config
-from stratune_core.enums import StopReason
+import stratune_core.records.events as ev
+from stratune_core.config.knobs import Config
 from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.spec import TextGradMethod
-from stratune_core.serde import unstructure
+from stratune_core.records.enums import StopReason
+from stratune_core.records.serde import unstructure
 from tests.support.toy import RULES, ToyTask
 from tests.support.toy_methods import run_method, unattributed
 

@@ -3,9 +3,9 @@ the best on the evolution samples or the initial skill."""
 
 from __future__ import annotations
 
+import stratune_core.records.events as ev
 from llm_cache.records import CallKind
-from stratune_core import events as ev
-from stratune_core.config import Config
+from stratune_core.config.knobs import Config
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.spec import Trace2SkillMethod
 from tests.support.toy import ToyTask

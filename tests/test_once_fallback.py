@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from attrs import frozen
 
+import stratune_core.records.events as ev
 from llm_cache.records import Request, Response, Usage
-from stratune_core import events as ev
-from stratune_core.config import Config
-from stratune_core.enums import ChoiceRule, Strategy
-from stratune_core.run import iterate
-from stratune_core.selectors.adaptive import LLMSelector, Once
+from stratune_core.config.knobs import Config
+from stratune_core.records.enums import ChoiceRule, Strategy
+from stratune_core.round.run import iterate
+from stratune_core.selection.selectors.adaptive import LLMSelector, Once
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 SELECTION = "You are the strategy controller"

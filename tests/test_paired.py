@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.errors import CoreInvariantError
 from stratune_core.evaluation import (
     paired_stats,
     regression_counts,
     screening_gain_threshold,
 )
+from stratune_core.records.errors import CoreInvariantError
 
 # an ANLS-like continuous task: solved at >= 0.9, delta = 0.10
 BASE = [0.95, 0.92, 1.0, 0.5, 0.3, 0.85]

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stratune_core.enums import Form, Strategy
-from stratune_core.parsing import WHY_LIMIT, extract_json_object, parse_selection
+from stratune_core.operators.parsing import WHY_LIMIT, extract_json_object, parse_selection
+from stratune_core.records.enums import Form, Strategy
 
 ALL_S = tuple(Strategy)
 ALL_F = tuple(Form)
@@ -122,7 +122,7 @@ def test_raw_newline_in_string_and_single_quotes_forgiven():
 
 
 def test_match_braces_records_inner_objects_and_unclosed_ones():
-    from stratune_core.parsing import _match_braces
+    from stratune_core.operators.parsing import _match_braces
 
     assert _match_braces('{a{b}c"{"', 0) == {0: None, 2: 5}
     assert _match_braces("{x{y}}{z}", 0) == {0: 6, 2: 5}
@@ -133,7 +133,7 @@ def test_match_braces_records_inner_objects_and_unclosed_ones():
 def test_cached_brace_ends_equal_a_fresh_scan(text):
     """The cache in `_objects` relies on this: a `{` seen outside a string by one scan gets the
     same answer from a scan of its own."""
-    from stratune_core.parsing import _match_braces
+    from stratune_core.operators.parsing import _match_braces
 
     for start in (i for i, ch in enumerate(text) if ch == "{"):
         for j, end in _match_braces(text, start).items():

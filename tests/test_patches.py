@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.enums import Form, Reason
-from stratune_core.patches import (
+from stratune_core.operators.patches import (
     Edit,
     EditOp,
     Patch,
@@ -14,6 +13,7 @@ from stratune_core.patches import (
     parse_candidates,
     rewrite_cap,
 )
+from stratune_core.records.enums import Form, Reason
 
 SKILL = "Solve the task.\nThink step by step.\nPut the final answer in <answer></answer> tags.\n"
 
@@ -325,7 +325,7 @@ def test_unchanged_results_are_rejected():
 
 
 def test_patch_error_is_a_stratune_error_with_readable_message():
-    from stratune_core.errors import StraTuneError
+    from stratune_core.records.errors import StraTuneError
 
     err = PatchError(Reason.INVALID_PATCH, "edit 1 (replace): <old> occurs 0 times")
     assert isinstance(err, StraTuneError)

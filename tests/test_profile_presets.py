@@ -9,7 +9,7 @@ import json
 import pytest
 
 from replay import app
-from stratune_core.config_layers import Layer, layer_config, preset_layer
+from stratune_core.config.layers import Layer, layer_config, preset_layer
 from stratune_core.tasks.docvqa import DocVQATask
 from stratune_core.tasks.livemath import LiveMathOpusTask, LiveMathTask
 from stratune_core.tasks.mind2web import Mind2WebTask

@@ -15,7 +15,7 @@ from rich.console import Console
 from replay import models, runner, verify
 from replay.options import RunOptions
 from replay.serde import LEGACY_PROMPT_VERSION, TaskSpec, TraceError, manifest_from_json
-from stratune_core.prompts import PROMPT_VERSION
+from stratune_core.prompts.templates import PROMPT_VERSION
 from tests.support.cli import record_in_process, stratune, toy_extensions
 
 

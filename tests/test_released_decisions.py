@@ -11,15 +11,15 @@ import io
 
 from rich.console import Console
 
+import stratune_core.records.events as ev
 from replay.viewer import build_view, candidate_detail
-from stratune_core import events as ev
-from stratune_core.config import Config, paper, released
-from stratune_core.enums import Verdict
+from stratune_core.config.knobs import Config, paper, released
 from stratune_core.evaluation import screen
 from stratune_core.evaluation.branch import branch_check
 from stratune_core.evaluation.probation import Call, Guards, screening_decision
 from stratune_core.evaluation.rules import Rule, Term
-from stratune_core.run import iterate
+from stratune_core.records.enums import Verdict
+from stratune_core.round.run import iterate
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 RELEASED = released()

@@ -8,12 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stratune_core import events as ev
-from stratune_core.candidate_eval import Submission, evaluate_candidate
-from stratune_core.config import Config, paper, released
-from stratune_core.config_mechanisms import EarlyStopping
-from stratune_core.context import Env
-from stratune_core.enums import (
+import stratune_core.records.events as ev
+from stratune_core.config.knobs import Config, paper, released
+from stratune_core.config.mechanisms import EarlyStopping
+from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
+from stratune_core.evaluation.pool import seating
+from stratune_core.evaluation.screening_run import Candidate, screen_candidate
+from stratune_core.evaluation.stages import run_stage
+from stratune_core.records.enums import (
     Form,
     Purpose,
     Reason,
@@ -23,12 +25,10 @@ from stratune_core.enums import (
     Strategy,
     Verdict,
 )
-from stratune_core.execute import execute_groups
-from stratune_core.pool import seating
-from stratune_core.screening_run import Candidate, screen_candidate
-from stratune_core.stages import run_stage
-from stratune_core.state import State, initial_state
-from stratune_core.step import early_stop, round_step, stop_reason
+from stratune_core.records.state import State, initial_state
+from stratune_core.round.context import Env
+from stratune_core.round.execute import execute_groups
+from stratune_core.round.step import early_stop, round_step, stop_reason
 from tests.support.toy import (
     BAD_RULES,
     EMPHASIS_RULE,

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from replay import models, runner
 from replay.trace import RunDir
-from stratune_core.config_mechanisms import ScreenSmoke
+from stratune_core.config.mechanisms import ScreenSmoke
 from tests.support import cli
 from tests.support.docs import page
 from tests.support.mechanisms import (

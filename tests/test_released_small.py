@@ -6,10 +6,10 @@ of the samples: with none solved, the released code's solved part is never ready
 
 from __future__ import annotations
 
-from stratune_core import events as ev
-from stratune_core.config import released
-from stratune_core.enums import Stage
-from stratune_core.run import iterate
+import stratune_core.records.events as ev
+from stratune_core.config.knobs import released
+from stratune_core.records.enums import Stage
+from stratune_core.round.run import iterate
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 SMALL = ToyTask(n_train=48, markers=("U", "R", "P"))

@@ -7,7 +7,7 @@ import pytest
 
 from llm_cache.spec import without_transport
 from replay.serde import Manifest, TaskSpec
-from stratune_core.config import Config
+from stratune_core.config.knobs import Config
 
 
 def _manifest(target: str, optimizer: str = "anthropic:claude-sonnet-4-6", seed: int = 0) -> Manifest:

@@ -17,7 +17,7 @@ from replay.tasks.sandbox import (
     run_python,
     tiers,
 )
-from stratune_core.errors import TaskDataError
+from stratune_core.records.errors import TaskDataError
 from tests.sandbox_fixtures import FAST, TIER_PARAMS, tier_or_skip, write_layout
 
 

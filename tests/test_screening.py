@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.config import paper
-from stratune_core.enums import Reason, Stage
+from stratune_core.config.knobs import paper
 from stratune_core.evaluation import screen
+from stratune_core.records.enums import Reason, Stage
 
 CFG = paper()
 

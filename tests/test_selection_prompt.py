@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 
-from stratune_core.enums import Form, Reason, Strategy, Verdict
-from stratune_core.feedback import FailureCase, Feedback
-from stratune_core.forms import OfferedExample
-from stratune_core.history import History, HistoryEntry, OperatorChoice
-from stratune_core.prompt_budget import estimate_tokens
-from stratune_core.prompt_history import recent_cases
-from stratune_core.prompts import selection_prompt
-from stratune_core.refinement import Refinement
+from stratune_core.feedback.execution import FailureCase, Feedback
+from stratune_core.operators.forms import OfferedExample
+from stratune_core.operators.refinement import Refinement
+from stratune_core.prompts.budget import estimate_tokens
+from stratune_core.prompts.history import recent_cases
+from stratune_core.prompts.templates import selection_prompt
+from stratune_core.records.enums import Form, Reason, Strategy, Verdict
+from stratune_core.records.history import History, HistoryEntry, OperatorChoice
 
 
 def _entry(r: int, s: Strategy, verdict: Verdict, **kw) -> HistoryEntry:

@@ -15,11 +15,11 @@ from replay.serde import (
     manifest_from_json,
     manifest_to_json,
 )
-from stratune_core.config import Config
-from stratune_core.enums import FormMenu
-from stratune_core.selectors.adaptive import LLMSelector
-from stratune_core.selectors.registry import SELECTORS
-from stratune_core.selectors.scripted import ReplaySequence
+from stratune_core.config.knobs import Config
+from stratune_core.records.enums import FormMenu
+from stratune_core.selection.selectors.adaptive import LLMSelector
+from stratune_core.selection.selectors.registry import SELECTORS
+from stratune_core.selection.selectors.scripted import ReplaySequence
 from tests.test_flat_manifests import flat
 
 DEMO = Path(__file__).resolve().parents[1] / "traces" / "demo" / "manifest.json"

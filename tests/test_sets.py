@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from stratune_core.records import Sample
-from stratune_core.sets import ranking_set, screening_set, stratified_order, validation_set
+from stratune_core.evaluation.sets import (
+    ranking_set,
+    screening_set,
+    stratified_order,
+    validation_set,
+)
+from stratune_core.records.base import Sample
 
 
 def _samples(spec: dict[str, int]) -> list[Sample]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from replay.plan import make_plan
-from stratune_core.config import Config, released
-from stratune_core.context import Env
-from stratune_core.errors import BudgetError
-from stratune_core.events import RunStarted
-from stratune_core.run import iterate
-from stratune_core.shape import run_shape
+from stratune_core.config.knobs import Config, released
+from stratune_core.config.shape import run_shape
+from stratune_core.records.errors import BudgetError
+from stratune_core.records.events import RunStarted
+from stratune_core.round.context import Env
+from stratune_core.round.run import iterate
 from tests.support.toy import InProcessLLM, ToyTask
 
 

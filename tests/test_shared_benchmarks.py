@@ -9,7 +9,7 @@ import pytest
 
 from replay.tasks import docvqa, livemath, mind2web, spreadsheet
 from replay.tasks.mind2web import records_from_array
-from stratune_core.errors import TaskDataError
+from stratune_core.records.errors import TaskDataError
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/benchmarks"
 SAMPLE = SHARED / "benchmark_sample"

@@ -18,7 +18,7 @@ from replay.options import RunOptions
 from replay.serde import TaskSpec
 from replay.stops import StopControl, cache_cost, parse_cost, parse_duration
 from replay.train_hooks import TrainHooks
-from stratune_core.errors import ConfigError
+from stratune_core.records.errors import ConfigError
 from tests.grid_support import OPTIMIZER, TARGET, ScriptedEnv
 
 ROOT = Path(__file__).resolve().parents[1]

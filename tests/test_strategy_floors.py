@@ -3,10 +3,10 @@ the budget and I3 at 50%, each once, with the optimizer still choosing the form.
 
 from __future__ import annotations
 
-from stratune_core import events as ev
-from stratune_core.config import Config, released
-from stratune_core.enums import Strategy
-from stratune_core.run import run
+import stratune_core.records.events as ev
+from stratune_core.config.knobs import Config, released
+from stratune_core.records.enums import Strategy
+from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from llm_cache.records import ImageBlock, Response
 from replay.tasks import custom
-from stratune_core.errors import ConfigError, TaskDataError
+from stratune_core.records.errors import ConfigError, TaskDataError
 from stratune_core.tasks import custom_scorers as cs
 
 

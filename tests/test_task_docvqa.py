@@ -13,8 +13,8 @@ from PIL import Image
 
 from llm_cache.records import ImageBlock, Response
 from replay.tasks import docvqa as loader
-from stratune_core.errors import TaskDataError
-from stratune_core.records import Sample
+from stratune_core.records.base import Sample
+from stratune_core.records.errors import TaskDataError
 from stratune_core.tasks.common import Splits
 from stratune_core.tasks.docvqa import DocVQAItem, DocVQATask, score_answer
 

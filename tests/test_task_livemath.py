@@ -9,7 +9,7 @@ import pytest
 
 from llm_cache.records import CallKind, Response, Role
 from replay.tasks import livemath as loader
-from stratune_core.records import Sample
+from stratune_core.records.base import Sample
 from stratune_core.tasks.common import Placement, Splits
 from stratune_core.tasks.livemath import LiveMathItem, LiveMathTask, parse_label
 

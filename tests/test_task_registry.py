@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from replay.tasks import load_task
-from stratune_core.errors import ConfigError, StraTuneError, TaskDataError
-from stratune_core.task import Task
+from stratune_core.records.errors import ConfigError, StraTuneError, TaskDataError
+from stratune_core.records.task import Task
 
 GOOD = [
     {"id": "a", "input": "q1", "expected": "A", "split": "train"},
@@ -174,7 +174,7 @@ def _docvqa_task():  # noqa: ANN202
 
     from PIL import Image
 
-    from stratune_core.records import Sample
+    from stratune_core.records.base import Sample
     from stratune_core.tasks.common import Splits
     from stratune_core.tasks.docvqa import DocVQAItem, DocVQATask
 
@@ -210,9 +210,9 @@ def _spreadsheet_dir(root: Path, n: int) -> Path:
 @pytest.mark.parametrize("kind", ["demo", "custom", "livemath", "mind2web", "docvqa", "spreadsheetbench"])
 def test_task_runs_through_the_method(tmp_path: Path, kind: str) -> None:
     """Each task drives a short StraTune run with scripted models to its RunFinished event."""
-    from stratune_core.config import Config
-    from stratune_core.events import RunFinished
-    from stratune_core.run import run
+    from stratune_core.config.knobs import Config
+    from stratune_core.records.events import RunFinished
+    from stratune_core.round.run import run
     from tests.support.toy import InProcessLLM, ToyOptimizer
 
     if kind == "demo":

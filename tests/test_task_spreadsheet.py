@@ -10,7 +10,7 @@ import pytest
 from llm_cache.records import Response
 from replay.tasks import spreadsheet
 from replay.tasks.sandbox import Limits
-from stratune_core.errors import TaskDataError
+from stratune_core.records.errors import TaskDataError
 from stratune_core.tasks.spreadsheet_compare import (
     RangeError,
     compare,

@@ -9,7 +9,7 @@ import pytest
 from replay.app import build_parser
 from replay.compare.runs import DATASETS
 from replay.tasks.registry import BENCHMARKS, load_task
-from stratune_core.errors import ConfigError
+from stratune_core.records.errors import ConfigError
 
 
 def _task_help() -> str:

@@ -9,6 +9,7 @@ import json
 import pytest
 import xxhash
 
+import stratune_core.records.events as ev
 from replay.serde import (
     Manifest,
     TaskSpec,
@@ -20,14 +21,21 @@ from replay.serde import (
     manifest_to_json,
 )
 from replay.trace import RunDir, TraceWriter
-from stratune_core import events as ev
-from stratune_core.config import Config
-from stratune_core.config_layers import Layer, layer_config
-from stratune_core.enums import Form, Reason, SkipReason, Stage, StopReason, Strategy, Verdict
-from stratune_core.errors import ConfigError
+from stratune_core.config.knobs import Config
+from stratune_core.config.layers import Layer, layer_config
 from stratune_core.evaluation import Check, Outcome, PairedStats, RegressionCounts
 from stratune_core.evaluation.rules import Condition
-from stratune_core.ids import text_id
+from stratune_core.records.enums import (
+    Form,
+    Reason,
+    SkipReason,
+    Stage,
+    StopReason,
+    Strategy,
+    Verdict,
+)
+from stratune_core.records.errors import ConfigError
+from stratune_core.records.ids import text_id
 
 BASE = "Answer with the word.\nReturn the final answer inside <answer>...</answer> tags."
 CAND = BASE + "\nWhen the word is marked [U], answer in UPPERCASE."
@@ -294,7 +302,7 @@ def test_a_manifest_is_never_written_with_a_value_json_cannot_hold(tmp_path, mon
     """NaN or Infinity would make manifest.json unreadable as JSON: refused, nothing written."""
     import replay.trace
     from replay.serde import Manifest, TaskSpec
-    from stratune_core.errors import StraTuneError
+    from stratune_core.records.errors import StraTuneError
 
     manifest = Manifest(task=TaskSpec(spec="demo"), target="t", optimizer="o", seed=0,
                         config=Config())

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+import stratune_core.records.events as ev
 from llm_cache.records import CallKind, Request, Response, Role, Usage
 from replay.plan import make_plan, render_plan
 from replay.serde import manifest_from_json
-from stratune_core import events as ev
-from stratune_core.config import Config
-from stratune_core.enums import Reason, StopReason, Strategy
-from stratune_core.run import run
-from stratune_core.step import unusable_rounds_after
+from stratune_core.config.knobs import Config
+from stratune_core.records.enums import Reason, StopReason, Strategy
+from stratune_core.round.run import run
+from stratune_core.round.step import unusable_rounds_after
 from tests.support.cli import main, record_in_process
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 

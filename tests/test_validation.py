@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.config import paper, released
-from stratune_core.enums import Reason, Stage
+from stratune_core.config.knobs import paper, released
 from stratune_core.evaluation import validate, validation_threshold
+from stratune_core.records.enums import Reason, Stage
 
 # 3 solved samples lost (D = 3, U = 0) and 60 small gains below delta:
 # gain = (60*0.09 - 3*0.5)/63 = 0.0619 >= 0.01, but LB(3, 3) = 0.646 > 1/2

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+import stratune_core.records.events as ev
 from replay.serde import Manifest, TaskSpec
 from replay.show import show
 from replay.viewer import build_view, candidate_detail, event_line, round_detail, summary
 from replay.viewer.charts import strip_by_round, trajectory
-from stratune_core import events as ev
-from stratune_core.config import Config
-from stratune_core.errors import StraTuneError
+from stratune_core.config.knobs import Config
+from stratune_core.records.errors import StraTuneError
 from tests.test_trace import C, D, sample_events
 
 GOLDEN = Path(__file__).parent / "golden" / "viewer_summary.txt"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.errors import CoreInvariantError
 from stratune_core.evaluation import wilson_lower_bound
+from stratune_core.records.errors import CoreInvariantError
 
 
 def test_hand_computed_3_of_20() -> None:

@@ -15,7 +15,7 @@ from replay.agent_skill import read_skill_folder
 from replay.api.data_task import DataTask, Row, ScorerArg
 from replay.options import RunOptions, parse_budget
 from replay.serde import TaskSpec
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 
 TaskArg = str | Path | DataTask | Sequence[Row]
 SkillArg = str | Path

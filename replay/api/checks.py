@@ -18,7 +18,7 @@ from replay.options import build_config
 from replay.plan import Plan, make_plan
 from replay.serde import TaskSpec
 from replay.tasks import custom
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 
 
 def evaluate(skill: SkillArg | OptimizeResult, *, task: TaskArg, target: str,

@@ -25,7 +25,7 @@ from attrs import field, frozen
 
 from replay.serde import TaskSpec
 from replay.tasks import custom
-from stratune_core.errors import ConfigError, TaskDataError
+from stratune_core.records.errors import ConfigError, TaskDataError
 from stratune_core.tasks.custom import CustomTask
 from stratune_core.tasks.custom_scorers import BUILTIN, Scorer
 

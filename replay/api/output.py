@@ -13,7 +13,7 @@ from replay import runner
 from replay.api.results import ModelCallFailed, RunStopped
 from replay.error_lines import error_line
 from replay.redact import scrub
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 
 
 def console_for(progress: bool | None) -> Console:

@@ -7,8 +7,8 @@ from pathlib import Path
 from attrs import field, frozen
 
 from replay.api.runs import Cost, Round, Run
-from stratune_core.errors import StraTuneError
-from stratune_core.events import Event
+from stratune_core.records.errors import StraTuneError
+from stratune_core.records.events import Event
 
 
 class RunStopped(StraTuneError):

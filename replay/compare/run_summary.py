@@ -11,8 +11,8 @@ from replay.compare.budget import spent_of, verdicts
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import Run, label_of
 from replay.compare.tokens import SELECTION, by_kind
-from stratune_core.enums import Reason, Verdict
-from stratune_core.events import CandidateInvalid, RoundStarted
+from stratune_core.records.enums import Reason, Verdict
+from stratune_core.records.events import CandidateInvalid, RoundStarted
 
 TARGET = "target_execution"
 

@@ -19,11 +19,11 @@ from attrs import frozen
 from replay.grid.spec import BASELINE_KEYS, Ablation, GridError, GridSpec, PairEntry, TaskEntry
 from replay.options import RunOptions, build_config, new_manifest
 from replay.trace import CELL_FILE, RunDir
-from stratune_core.errors import StraTuneError
 from stratune_core.methods.spec import StraTuneMethod
-from stratune_core.selectors.adaptive import LLMSelector
-from stratune_core.selectors.scripted import ReplaySequence
-from stratune_core.task import Task
+from stratune_core.records.errors import StraTuneError
+from stratune_core.records.task import Task
+from stratune_core.selection.selectors.adaptive import LLMSelector
+from stratune_core.selection.selectors.scripted import ReplaySequence
 
 
 @frozen(kw_only=True)

@@ -21,9 +21,9 @@ from llm_cache.records import Role
 from replay.grid.cells import Cell, finished, write_coordinates
 from replay.trace import RunDir
 from replay.train_hooks import RoundObserver, TrainHooks
-from stratune_core.enums import Verdict
-from stratune_core.errors import StraTuneError
-from stratune_core.events import (
+from stratune_core.records.enums import Verdict
+from stratune_core.records.errors import StraTuneError
+from stratune_core.records.events import (
     CandidateDecided,
     Event,
     ExecutionsCharged,
@@ -31,8 +31,8 @@ from stratune_core.events import (
     RunFinished,
     RunStarted,
 )
-from stratune_core.state import State
-from stratune_core.task import Task
+from stratune_core.records.state import State
+from stratune_core.records.task import Task
 
 LOG = "train.log"
 STATES = ("pending", "waiting", "running", "done", "skipped", "stopped", "failed", "blocked")

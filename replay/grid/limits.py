@@ -18,7 +18,7 @@ from llm_cache.records import Role
 from llm_cache.spec import parse_spec
 from replay.grid.cells import Cell
 from replay.stops import StopControl, cache_cost
-from stratune_core.errors import ConfigError
+from stratune_core.records.errors import ConfigError
 
 
 def endpoint_of(spec: str) -> str:

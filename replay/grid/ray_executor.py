@@ -24,7 +24,7 @@ from replay.grid.execute import CellEnv, CellStatus, run_cell
 from replay.grid.limits import GridLimits, endpoint_of, limit_name
 from replay.grid.live import Board
 from replay.stops import STOP_FILE, StopControl
-from stratune_core.errors import ConfigError
+from stratune_core.records.errors import ConfigError
 
 MAX_RETRIES = 3
 

@@ -46,8 +46,7 @@ from typing import Any
 from attrs import field, frozen
 
 from replay.serde import TaskSpec
-from stratune_core.config_layers import config_keys
-from stratune_core.errors import ConfigError
+from stratune_core.config.layers import config_keys
 from stratune_core.methods.spec import (
     Generator,
     MethodSpec,
@@ -55,6 +54,7 @@ from stratune_core.methods.spec import (
     default_spec,
     generator_names,
 )
+from stratune_core.records.errors import ConfigError
 
 TOP_KEYS = ("seeds", "budget", "test_eval", "profile", "config", "concurrency", "defaults",
             "max_connections", "tasks", "pairs", "ablations", "methods", "generators")
@@ -278,7 +278,7 @@ class _Reader:
                 out.append((name, value))
             else:
                 raise self.error(f"{key}.{raw}", "not a Config field or train flag (see "
-                                 "stratune_core/config.py; seeds and models are set by the grid)")
+                                 "stratune_core/config/knobs.py; seeds and models are set by the grid)")
         return tuple(out)
 
     def ablation(self, name: str, entry: Any) -> Ablation:

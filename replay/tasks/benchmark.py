@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from replay.tasks import files
-from stratune_core.records import Sample
+from stratune_core.records.base import Sample
 from stratune_core.tasks.common import BenchmarkTask, Placement, Splits
 
 T = TypeVar("T", bound=BenchmarkTask)

@@ -27,8 +27,8 @@ from typing import Any
 from llm_cache.records import Response
 from replay.tasks import files
 from replay.tasks.docvqa import guard_image
-from stratune_core.errors import ConfigError, TaskDataError
-from stratune_core.records import Sample
+from stratune_core.records.base import Sample
+from stratune_core.records.errors import ConfigError, TaskDataError
 from stratune_core.tasks.common import Placement, Splits
 from stratune_core.tasks.custom import CustomItem, CustomTask
 from stratune_core.tasks.custom_scorers import (

@@ -20,8 +20,8 @@ from PIL import Image
 
 from replay.tasks import files
 from replay.tasks.benchmark import load_benchmark
-from stratune_core.errors import TaskDataError
-from stratune_core.records import Sample
+from stratune_core.records.base import Sample
+from stratune_core.records.errors import TaskDataError
 from stratune_core.tasks import anls
 from stratune_core.tasks.docvqa import DocVQAItem, DocVQATask
 

@@ -15,8 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from stratune_core.errors import TaskDataError
-from stratune_core.records import Sample
+from stratune_core.records.base import Sample
+from stratune_core.records.errors import TaskDataError
 
 ENV_DATA = "STRATUNE_DATA"
 

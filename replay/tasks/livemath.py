@@ -9,8 +9,8 @@ from pathlib import Path
 
 from replay.tasks import files
 from replay.tasks.benchmark import load_benchmark
-from stratune_core.errors import TaskDataError
-from stratune_core.records import Sample
+from stratune_core.records.base import Sample
+from stratune_core.records.errors import TaskDataError
 from stratune_core.tasks.livemath import LABELS, LiveMathItem, LiveMathOpusTask, LiveMathTask
 
 FOLDER = "LiveMathematicianBench"

@@ -10,8 +10,8 @@ from typing import Any
 
 from replay.tasks import files
 from replay.tasks.benchmark import load_benchmark
-from stratune_core.errors import TaskDataError
-from stratune_core.records import Sample
+from stratune_core.records.base import Sample
+from stratune_core.records.errors import TaskDataError
 from stratune_core.tasks.mind2web import Mind2WebTask
 from stratune_core.tasks.mind2web_records import Mind2WebItem, parse_record
 

@@ -15,8 +15,8 @@ from urllib.parse import parse_qs
 from attrs import field, frozen
 
 from llm_cache.records import Request, Response
-from stratune_core.errors import ConfigError, TaskDataError
-from stratune_core.records import Sample, Score, TaskInfo
+from stratune_core.records.base import Sample, Score, TaskInfo
+from stratune_core.records.errors import ConfigError, TaskDataError
 from stratune_core.tasks import anls
 from stratune_core.tasks.common import Placement, Splits, head, tail, target_request
 

@@ -17,8 +17,8 @@ from typing import Any
 from attrs import frozen
 
 from replay.tasks import custom, demo, reasoning_gym
-from stratune_core.errors import ConfigError
-from stratune_core.task import Task
+from stratune_core.records.errors import ConfigError
+from stratune_core.records.task import Task
 from stratune_core.tasks.docvqa import DocVQATask
 from stratune_core.tasks.livemath import LiveMathOpusTask, LiveMathTask
 from stratune_core.tasks.mind2web import Mind2WebTask

@@ -28,8 +28,8 @@ from replay.tasks import files
 from replay.tasks.sandbox import DEFAULT_LIMITS, Limits, TierName, choose, run_python
 from replay.tasks.sandbox.layout import visible_to_program
 from replay.tasks.workbook_check import DEFAULT_CHECK_LIMITS, CheckLimits, check, gold_cells
-from stratune_core.errors import TaskDataError
-from stratune_core.records import Sample, Score, TaskInfo
+from stratune_core.records.base import Sample, Score, TaskInfo
+from stratune_core.records.errors import TaskDataError
 from stratune_core.tasks.common import Placement, Splits, head, target_request
 from stratune_core.tasks.spreadsheet_compare import CellReport
 

@@ -14,7 +14,7 @@ from replay.viewer.events_log import event_line, outcome_summary, rule_line
 from replay.viewer.model import CandidateView, RoundView, RunView
 from replay.viewer.style import operator_label, short_id, verdict_text
 from stratune_core.evaluation import Outcome
-from stratune_core.events_released import RuleChecked
+from stratune_core.released.events import RuleChecked
 
 
 def skill_diff(old: str, new: str, context: int = 2) -> Text:

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from replay.viewer.style import clip, operator_label, short_id, signed, verdict_text
 from stratune_core.evaluation import Outcome
-from stratune_core.events import (
+from stratune_core.records.events import (
     BatchExecuted,
     CandidateDecided,
     CandidateGenerated,
@@ -29,7 +29,7 @@ from stratune_core.events import (
     SkillReplaced,
     StageResult,
 )
-from stratune_core.events_released import (
+from stratune_core.released.events import (
     CandidateBranched,
     EarlyStopWaived,
     FeedbackExtended,
@@ -279,7 +279,7 @@ def _(e: RunFinished) -> Text:
                 f"{short_id(e.final_id)}, spent {e.spent}/{e.budget}", style="bold")
 
 
-# The released profile's round mechanisms (stratune_core/events_released.py).
+# The released profile's round mechanisms (stratune_core/released/events.py).
 
 
 @event_line.register

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from replay.viewer.events_log import event_line
 from replay.viewer.style import short_id
-from stratune_core.events import (
+from stratune_core.records.events import (
     ConsolidationDone,
     EditsSelected,
     EpochReviewed,

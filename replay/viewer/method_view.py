@@ -19,7 +19,8 @@ from replay.viewer.method_lines import gepa_outcome
 from replay.viewer.model import RunView
 from replay.viewer.style import short_id
 from replay.viewer.tables import cost_line
-from stratune_core.events import (
+from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
+from stratune_core.records.events import (
     ConsolidationDone,
     EpochReviewed,
     Event,
@@ -32,7 +33,6 @@ from stratune_core.events import (
     TargetExecuted,
     UpdateDecided,
 )
-from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 
 
 def method_summary(events: Sequence[Event], view: RunView, manifest: Manifest | None,

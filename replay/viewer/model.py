@@ -7,9 +7,9 @@ from collections.abc import Iterable, Mapping
 
 from attrs import evolve, field, frozen
 
-from stratune_core.enums import Form, Reason, Stage, Strategy, Verdict
 from stratune_core.evaluation import Outcome
-from stratune_core.events import (
+from stratune_core.records.enums import Form, Reason, Stage, Strategy, Verdict
+from stratune_core.records.events import (
     BatchExecuted,
     CandidateDecided,
     CandidateGenerated,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from stratune_core.enums import Form, Strategy, Verdict
+from stratune_core.records.enums import Form, Strategy, Verdict
 
 STRATEGY_STYLE = {Strategy.I1: "cyan", Strategy.I2: "green", Strategy.I3: "magenta"}
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from stratune_core.config import Config
-from stratune_core.config_mechanisms import BranchSaves
+from stratune_core.config.knobs import Config
+from stratune_core.config.mechanisms import BranchSaves
 from stratune_core.evaluation.gates import Outcome
 from stratune_core.evaluation.paired import DIFF_TOL
 from stratune_core.evaluation.rules import Rule, RuleCheck, Term, at_least, at_most, rule

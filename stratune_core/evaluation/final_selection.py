@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stratune_core.config import Config
-from stratune_core.enums import Stage
-from stratune_core.errors import CoreInvariantError
+from stratune_core.config.knobs import Config
 from stratune_core.evaluation.gates import (
     Outcome,
     gain_at_least,
@@ -16,6 +14,8 @@ from stratune_core.evaluation.gates import (
     regression_gates,
 )
 from stratune_core.evaluation.paired import paired_stats
+from stratune_core.records.enums import Stage
+from stratune_core.records.errors import CoreInvariantError
 
 
 def split_final_set(

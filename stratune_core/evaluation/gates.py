@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 
 from attrs import field, frozen
 
-from stratune_core.enums import CheckName, Reason, Stage
 from stratune_core.evaluation.paired import DIFF_TOL, PairedStats, RegressionCounts
 from stratune_core.evaluation.wilson import wilson_lower_bound
+from stratune_core.records.enums import CheckName, Reason, Stage
 
 
 @frozen(kw_only=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from stratune_core.errors import CoreInvariantError
+from stratune_core.records.errors import CoreInvariantError
 
 TOL = 1e-9  # tolerance at the success threshold and at the delta threshold (float scores)
 DIFF_TOL = 1e-12  # a difference smaller than this is float noise, not a win or a loss

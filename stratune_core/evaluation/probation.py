@@ -25,8 +25,8 @@ import enum
 
 from attrs import frozen
 
-from stratune_core.config import Config
-from stratune_core.config_mechanisms import Probation
+from stratune_core.config.knobs import Config
+from stratune_core.config.mechanisms import Probation
 from stratune_core.evaluation.gates import Outcome
 from stratune_core.evaluation.rules import (
     Condition,

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from stratune_core.config import Config
-from stratune_core.enums import CheckName, Reason, Stage
+from stratune_core.config.knobs import Config
 from stratune_core.evaluation.gates import (
     REGRESSION_REASONS,
     Gate,
@@ -19,6 +18,7 @@ from stratune_core.evaluation.gates import (
 )
 from stratune_core.evaluation.paired import DIFF_TOL, paired_stats, screening_gain_threshold
 from stratune_core.evaluation.rules import Condition, Rule, RuleCheck, Term, at_least, at_most, rule
+from stratune_core.records.enums import CheckName, Reason, Stage
 
 
 def screening_gates(config: Config, threshold: float) -> tuple[Gate, ...]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stratune_core.config import Config
-from stratune_core.enums import Stage
+from stratune_core.config.knobs import Config
 from stratune_core.evaluation.gates import (
     Gate,
     Outcome,
@@ -15,6 +14,7 @@ from stratune_core.evaluation.gates import (
     outcome,
 )
 from stratune_core.evaluation.paired import paired_stats
+from stratune_core.records.enums import Stage
 
 
 def validation_threshold(config: Config, eps0: float) -> float:

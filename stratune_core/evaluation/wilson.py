@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from stratune_core.errors import CoreInvariantError
+from stratune_core.records.errors import CoreInvariantError
 
 Z_90 = 1.2816  # 90% quantile of the standard normal: a one-sided 90% bound
 

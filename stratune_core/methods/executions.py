@@ -1,6 +1,6 @@
 """A baseline's target executions, through the same ledger and budget as StraTune's.
 
-Admission control as in `stratune_core/budget.py`: a group is run whole or not at all, a pair
+Admission control as in `stratune_core/budget/admission.py`: a group is run whole or not at all, a pair
 already in the ledger is free, and every unit charged is attributed to a sample and a purpose in
 a `TargetExecuted` event, so the events alone account for every execution of the run.
 """
@@ -12,13 +12,13 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from llm_cache.records import Request, Response
-from stratune_core.budget import admit
-from stratune_core.context import Env
-from stratune_core.events import Event
+from stratune_core.budget.admission import admit
 from stratune_core.methods.events import ExecutionsRefused, SkillScored, TargetExecuted
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.state import MethodState
-from stratune_core.records import Execution, Sample, Score, is_solved
+from stratune_core.records.base import Execution, Sample, Score, is_solved
+from stratune_core.records.events import Event
+from stratune_core.round.context import Env
 
 RequestEdit = Callable[[Request], Request]
 

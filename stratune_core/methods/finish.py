@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from stratune_core.enums import StopReason
-from stratune_core.events import Event, RunFinished
 from stratune_core.methods.state import MethodState
+from stratune_core.records.enums import StopReason
+from stratune_core.records.events import Event, RunFinished
 
 
 def finish(state: MethodState, final_id: str, reason: StopReason,

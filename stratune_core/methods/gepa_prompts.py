@@ -5,8 +5,8 @@ output and feedback built from the expected answer and the scorer's verdict."""
 
 from __future__ import annotations
 
-from stratune_core.context import Env
-from stratune_core.records import Execution
+from stratune_core.records.base import Execution
+from stratune_core.round.context import Env
 
 COMPONENT = "skill"  # the single editable component: the skill, sent as the system prompt
 

@@ -1,5 +1,5 @@
 """One entry point for every method: `iterate_method(spec, config, task, llm)` yields
-(state, events) after each step, as `stratune_core.run.iterate` does for StraTune. The shell
+(state, events) after each step, as `stratune_core.round.run.iterate` does for StraTune. The shell
 (train, replay, resume, grid) drives every method through it.
 
 Adding a method: its settings record in `spec.py` and one entry in `_RUNNERS`.
@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from stratune_core.config import Config
-from stratune_core.events import Event
-from stratune_core.llm import LLM
+from stratune_core.config.knobs import Config
 from stratune_core.methods import gepa_run, iter_cot, skillopt, textgrad, trace2skill
 from stratune_core.methods.spec import Method, MethodSpec, StraTuneMethod
-from stratune_core.run import iterate
-from stratune_core.task import Task
+from stratune_core.records.events import Event
+from stratune_core.records.llm import LLM
+from stratune_core.records.task import Task
+from stratune_core.round.run import iterate
 
 Runner = Callable[[Any, Config, Task, LLM], Iterator[tuple[Any, tuple[Event, ...]]]]
 

@@ -3,7 +3,7 @@ proposing scored edits, the merge of similar proposals, the slow update's guidan
 longitudinal comparison, and the meta guidance carried from epoch to epoch.
 
 An edit proposal is `<proposal score="0.0-1.0">` around one `<edit>` element in the patch
-format of `stratune_core/patches.py` (append, replace, insert_after)."""
+format of `stratune_core/operators/patches.py` (append, replace, insert_after)."""
 
 from __future__ import annotations
 

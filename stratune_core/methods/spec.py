@@ -13,7 +13,7 @@ from typing import ClassVar
 import attrs
 from attrs import field, frozen
 
-from stratune_core.errors import ConfigError
+from stratune_core.records.errors import ConfigError
 
 
 class Method(enum.StrEnum):

@@ -14,16 +14,16 @@ from collections.abc import Mapping
 import attrs
 from attrs import field, frozen
 
-from stratune_core.budget import Budget
-from stratune_core.config import Config
-from stratune_core.errors import ConfigError
-from stratune_core.events import Event, RunStarted, SkillAdded
-from stratune_core.ids import text_id
-from stratune_core.ledger import Ledger
+from stratune_core.budget.admission import Budget
+from stratune_core.budget.ledger import Ledger
+from stratune_core.config.knobs import Config
 from stratune_core.methods.events import MethodStarted
 from stratune_core.methods.spec import MethodSpec
-from stratune_core.serde import unstructure
-from stratune_core.task import Task
+from stratune_core.records.errors import ConfigError
+from stratune_core.records.events import Event, RunStarted, SkillAdded
+from stratune_core.records.ids import text_id
+from stratune_core.records.serde import unstructure
+from stratune_core.records.task import Task
 
 
 @frozen(kw_only=True)

@@ -15,11 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from llm_cache.records import CallKind
-from stratune_core.config import Config
-from stratune_core.context import Env
-from stratune_core.enums import StopReason
-from stratune_core.events import Event
-from stratune_core.llm import LLM
+from stratune_core.config.knobs import Config
 from stratune_core.methods.events import ConsolidationDone, FinalChosen, LessonsExtracted
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
@@ -39,8 +35,12 @@ from stratune_core.methods.trace2skill_prompts import (
     write_prompt,
 )
 from stratune_core.methods.trajectories import render
-from stratune_core.optimizer import ask, optimizer_request
-from stratune_core.task import Task
+from stratune_core.operators.optimizer import ask, optimizer_request
+from stratune_core.records.enums import StopReason
+from stratune_core.records.events import Event
+from stratune_core.records.llm import LLM
+from stratune_core.records.task import Task
+from stratune_core.round.context import Env
 
 Step = tuple[MethodState, tuple[Event, ...]]
 

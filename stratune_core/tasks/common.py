@@ -15,8 +15,8 @@ import attrs
 from attrs import field, frozen
 
 from llm_cache.records import Block, CallKind, Message, Request, Role, TextBlock
-from stratune_core.errors import ConfigError, TaskDataError
-from stratune_core.records import Sample, TaskInfo, preset_for
+from stratune_core.records.base import Sample, TaskInfo, preset_for
+from stratune_core.records.errors import ConfigError, TaskDataError
 
 
 class Placement(enum.Enum):

@@ -12,8 +12,8 @@ import attrs
 from attrs import field, frozen
 
 from llm_cache.records import Block, ImageBlock, Response
-from stratune_core.errors import TaskDataError
-from stratune_core.records import Sample, Score, TaskInfo
+from stratune_core.records.base import Sample, Score, TaskInfo
+from stratune_core.records.errors import TaskDataError
 from stratune_core.tasks import anls
 from stratune_core.tasks.common import SingleTurnTask, head, tail
 from stratune_core.tasks.custom_scorers import Scorer, golds

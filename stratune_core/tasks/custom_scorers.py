@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from stratune_core.errors import ConfigError
+from stratune_core.records.errors import ConfigError
 from stratune_core.tasks import anls
 from stratune_core.tasks.livemath import parse_label
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 from attrs import field, frozen
 
 from llm_cache.records import Block, ImageBlock, Response
-from stratune_core.records import Sample, Score
+from stratune_core.records.base import Sample, Score
 from stratune_core.tasks import anls
 from stratune_core.tasks.common import SingleTurnTask, head, tail
 

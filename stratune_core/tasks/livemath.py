@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from attrs import field, frozen
 
 from llm_cache.records import Response
-from stratune_core.records import Sample, Score
+from stratune_core.records.base import Sample, Score
 from stratune_core.tasks.common import SingleTurnTask, head, tail
 
 LABELS = ("A", "B", "C", "D", "E")

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from attrs import frozen
 
 from llm_cache.records import Request, Response
-from stratune_core.records import Sample, Score
+from stratune_core.records.base import Sample, Score
 from stratune_core.tasks.common import BenchmarkTask, head
 from stratune_core.tasks.mind2web_records import Mind2WebItem, Step
 

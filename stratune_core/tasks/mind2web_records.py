@@ -11,7 +11,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from stratune_core.errors import TaskDataError
+from stratune_core.records.errors import TaskDataError
 
 OPS = ("CLICK", "TYPE", "SELECT")
 N_CANDIDATES = 20

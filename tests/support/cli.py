@@ -35,7 +35,7 @@ from llm_cache.backends.function import FunctionBackend
 from replay import app, models
 from replay.models import Extensions, ModelKind
 from replay.serde import TaskSpec
-from stratune_core.errors import ConfigError
+from stratune_core.records.errors import ConfigError
 from tests.support.toy import ToyOptimizer, ToyTask
 from tests.support.toy_methods import MethodOptimizer, method_target
 

@@ -24,13 +24,13 @@ from collections.abc import Callable, Sequence
 
 from attrs import frozen
 
+import stratune_core.records.events as ev
 from replay.serde import TaskSpec
 from replay.trace import RunDir
-from stratune_core import events as ev
-from stratune_core.config import Config, released
-from stratune_core.enums import ChoiceRule, Reason, Stage, Verdict
+from stratune_core.config.knobs import Config, released
 from stratune_core.evaluation.gates import REGRESSION_REASONS
 from stratune_core.evaluation.rules import Term
+from stratune_core.records.enums import ChoiceRule, Reason, Stage, Verdict
 from tests.support.cli import ROOT, toy_extensions
 from tests.support.toy import ToyTask
 

@@ -21,7 +21,7 @@ import xxhash
 from attrs import frozen
 
 from llm_cache.records import Message, Request, Response, Role, Usage
-from stratune_core.records import Sample, Score, TaskInfo
+from stratune_core.records.base import Sample, Score, TaskInfo
 
 INITIAL_SKILL = "Answer with the word.\nReturn the final answer inside <answer>...</answer> tags."
 
@@ -130,7 +130,7 @@ class ToyTask:
     def expected(self, sample: Sample) -> str:
         return expected_answer(sample.payload["word"], sample.payload["marker"])
 
-    # The optional capabilities the released profile's feedback blocks use (stratune_core/task.py).
+    # The optional capabilities the released profile's feedback blocks use (stratune_core/records/task.py).
 
     def trajectory(self, sample: Sample, output: str) -> str:
         """Two steps: read the marker, then answer; + where the output shows the step done."""

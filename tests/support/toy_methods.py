@@ -164,7 +164,7 @@ def run_method(spec, config, task, optimizer: MethodOptimizer | None = None):
 def unattributed(events, budget: int) -> str | None:
     """None when every unit of budget is attributed: the `TargetExecuted` events' sample ids
     add up to the spent figure of the run, charges only grow, and nothing passes B."""
-    from stratune_core import events as ev
+    import stratune_core.records.events as ev
 
     charged = [e for e in events if isinstance(e, ev.TargetExecuted)]
     finished = events[-1]

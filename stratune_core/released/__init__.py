@@ -1,0 +1,3 @@
+"""Mechanisms of the released code that the paper does not describe (profile
+`released`).
+"""
