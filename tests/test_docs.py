@@ -77,7 +77,7 @@ def test_every_command_the_docs_show_parses(where, command, capsys):
 
 
 def test_the_prompt_version_the_docs_give_is_the_codes_and_the_demo_traces():
-    said = re.search(r"`stratune_core\.prompts\.PROMPT_VERSION`, now `(\w+)`", page("optimizer.md"))
+    said = re.search(r"`stratune_core\.prompts\.templates\.PROMPT_VERSION`, now `(\w+)`", page("optimizer.md"))
     assert said and said.group(1) == PROMPT_VERSION
     recorded = json.loads((ROOT / "traces" / "demo" / "manifest.json").read_text())
     said = re.search(r"recorded\s+with prompt version (\w+)", page("demo-trace.md"))

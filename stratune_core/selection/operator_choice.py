@@ -7,7 +7,7 @@ optimizer LLM. These rules complete or override the selectors, each in one place
   warm-up, the first round that writes candidates);
 - when something other than the optimizer picked I2 or I3, the optimizer still picks the form,
   as in the paper's ablations (`_with_form`).
-The strategy floors (`selectors/adaptive.py`), the affordability guards, which narrow the
+The strategy floors (`selection/selectors/adaptive.py`), the affordability guards, which narrow the
 menu (`selection/affordability.py`), and I2 on a batch without failures (`choose_without_failures`) are
 rules of the LLM selector alone (released code).
 """

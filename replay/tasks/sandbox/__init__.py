@@ -7,7 +7,8 @@ processes are limited per run; it never runs with the user's full rights.
 
 from replay.tasks.sandbox.limits import DEFAULT_LIMITS, Limits
 from replay.tasks.sandbox.run import SandboxResult, run_python
-from replay.tasks.sandbox.tiers import SandboxUnavailable, Tier, TierName, choose, detect
+from replay.tasks.sandbox.tier import SandboxUnavailable, Tier, TierName
+from replay.tasks.sandbox.tiers import choose, detect
 
 __all__ = [
     "DEFAULT_LIMITS",

