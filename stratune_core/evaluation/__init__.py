@@ -1,8 +1,9 @@
 """Candidate evaluation (paper App. B). The rules, re-exported here, are pure functions of score
 vectors and a `Config`: paired statistics, the Wilson bound, screening, validation, final
-selection. Their running on the state lives beside them: the sets (`sets.py`), a stage
-(`stages.py`), screening one candidate (`screening_run.py`), the whole evaluation
-(`candidate_eval.py`), the saved pool (`pool.py`) and final skill selection (`final.py`)."""
+selection. Their running on the state lives beside them: the sets (`evaluation/sets.py`), a
+stage (`evaluation/stages.py`), screening one candidate (`evaluation/screening_run.py`), the
+whole evaluation (`evaluation/candidate_eval.py`), the saved pool (`evaluation/pool.py`) and
+final skill selection (`evaluation/final.py`)."""
 
 from __future__ import annotations
 

@@ -1,3 +1,3 @@
-"""Records and state: the frozen data the core reasons about, its events, and the
-protocols of the task and the model door. The bottom layer of the core.
+"""Records and state: the frozen data the core reasons about (skills, samples, scores, the state
+Omega_t and its history H_t), its events, and the protocols of the task and the model door.
 """
