@@ -165,6 +165,12 @@ def sample_events() -> tuple:
         ev.EditsSelected(round=1, proposed=9, merged=4, limit=3, applied=2),
         ev.EpochReviewed(epoch=1, previous_id=B, current_id=C, improved=3, regressed=1,
                          persistent_fail=6, stable_success=10, guidance=True),
+        ev.GepaIteration(round=1, parent_id=B, minibatch_ids=ids[:3], parent_scores=(0.0, 1.0, 0.0),
+                         candidate_id=C, candidate_scores=(1.0, 1.0, 0.0), accepted=True,
+                         validation=0.5, front=(B, C)),
+        ev.GepaIteration(round=2, parent_id=C, minibatch_ids=ids[3:6], parent_scores=(1.0, 1.0, 1.0),
+                         detail="every minibatch sample already solved"),
+        ev.GeneratorProposed(round=1, generator="gepa", sample_ids=ids[:3], candidate_id=C),
         ev.RunFinished(final_id=C, reason=StopReason.BUDGET, rounds=2, spent=50, budget=288),
     )
 

@@ -84,6 +84,8 @@ EXPECTED = {
     ev.FinalChosen: "final choice",
     ev.EditsSelected: "9 edits proposed, 4 after merging, 2 of at most 3 applied",
     ev.EpochReviewed: "epoch 2 review",
+    ev.GepaIteration: "added to the pool (minibatch 1.00 -> 2.00, validation 0.500)",
+    ev.GeneratorProposed: "gepa generator on 3 executions:",
 }
 
 

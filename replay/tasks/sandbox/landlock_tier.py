@@ -35,6 +35,9 @@ from replay.tasks.sandbox.limits import Limits
 SUPERVISOR = Path(__file__).with_name("supervisor.py")
 MIN_ABI = 6  # signal and abstract-socket scoping
 THREAD_SLACK = 8  # a bound on what a fork bomb gains too: keep it small
+# Threads the caller keeps for each run under way (the work-directory watcher and the two pipe
+# readers of `communicate`), which start while another run counts the user's tasks.
+CALLER_THREADS = 3
 
 
 def abi_version() -> int:
@@ -145,7 +148,7 @@ def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
     nproc_base = 0
     if not cgroup and os.geteuid() != 0:
         share = limits.per_process(cgroup=False)[1] + 1  # a run's processes and supervisor
-        nproc_base = user_task_count() + others * share
+        nproc_base = user_task_count() + others * (share + CALLER_THREADS)
     cfg = {
         "parent": os.getpid(),
         "argv": argv,
