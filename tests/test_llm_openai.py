@@ -12,8 +12,10 @@ from llm_cache.backends import backend_for
 from llm_cache.backends.openai_compat import OpenAICompatBackend, chat_url, parse_completion
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMFatalError
+from llm_cache.key import request_key
 from llm_cache.records import ImageBlock, Message, Request, Role, TextBlock
 from llm_cache.retry import RetryPolicy
+from replay.models import canonical_model
 
 FAST = RetryPolicy(max_retries=3, base_delay=0.0)
 
@@ -73,7 +75,7 @@ def server():
 
 
 def ask(q: str, **kw) -> Request:
-    return Request(role=Role.TARGET, model="qwen", system="Be brief.",
+    return Request(role=Role.TARGET, model=kw.pop("model", "qwen"), system="Be brief.",
                    messages=(Message.user(q),), max_tokens=kw.pop("max_tokens", 16), **kw)
 
 
@@ -90,8 +92,26 @@ def test_chat_completion_round_trip_and_cache(tmp_path, server):
     assert (r.usage.input_tokens, r.usage.cache_read_tokens, r.usage.output_tokens) == (8, 4, 3)
     (body,) = server.seen
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
-    assert "temperature" not in body and "stop" not in body
+    # servers sample at their own default temperature unless told: always sent, with a seed
+    assert (body["temperature"], body["seed"]) == (0.0, 0) and "stop" not in body
     assert server.headers[0]["authorization"] == "Bearer sk-test"
+
+
+def test_the_specs_sampling_is_sent_and_is_part_of_the_key(tmp_path, server):
+    specs = {f"openai:qwen-served@{server.url}": (0.0, 0),
+             f"openai:qwen-served@{server.url}?temperature=0.7&seed=5": (0.7, 5),
+             f"openai:qwen-served@{server.url}?seed=none": (0.0, None)}
+    keys = set()
+    for spec, (temperature, seed) in specs.items():
+        request = ask("hello", model=canonical_model(spec))
+        keys.add(request_key(request))
+        with CachedLLM.open(tmp_path / "c", backends={Role.TARGET: backend_for(spec)},
+                            retry_policy=FAST) as llm:
+            llm.complete([request])
+        body = server.seen[-1]
+        assert body["temperature"] == temperature and body.get("seed") == seed
+        assert body["model"] == "qwen-served"  # the canonical id is never sent
+    assert len(server.seen) == len(keys) == 3  # three keys: no answer served for another
 
 
 def test_temperature_stop_and_length_finish(tmp_path, server):
