@@ -7,7 +7,9 @@ continues its MLflow run instead of opening a second one):
   batch), `accepted` (in that round) and `accepted_total`;
 - final metrics: `test_score`, `initial_test_score`, `rounds`, `spent_final` (with the
   final selection), and per call kind
-  `tokens_in.<kind>`, `tokens_out.<kind>`, `cost_usd.<kind>` plus `cost_usd`;
+  `tokens_in.<kind>`, `tokens_out.<kind>`, `cost_usd.<kind>` plus `cost_usd` (what was paid,
+  as `view` reports it), and `cache_value_usd.<kind>` plus `cache_value_usd` (what the calls
+  answered from the cache would have cost at the usage they were recorded with);
 - artifacts: final_skill.txt, events.jsonl, usage.json, manifest.json, evaluation.json.
 
 URIs: `sqlite:///path/mlflow.db` (artifacts beside the database in `mlartifacts/`), an MLflow
@@ -110,9 +112,11 @@ def final_metrics(usage: Mapping[str, Any] | None, evaluation: Mapping[str, Any]
             u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"] for u in tokens)
         metrics[f"tokens_out.{kind}"] = metrics.get(f"tokens_out.{kind}", 0.0) + sum(
             u["output_tokens"] for u in tokens)
-        cost = row["cost_usd"] + row["would_have_cost_usd"]
-        metrics[f"cost_usd.{kind}"] = metrics.get(f"cost_usd.{kind}", 0.0) + cost
-        metrics["cost_usd"] = metrics.get("cost_usd", 0.0) + cost
+        # What was paid, as `view` reports it; what the cache hits would have cost apart.
+        for name, value in (("cost_usd", row["cost_usd"]),
+                            ("cache_value_usd", row["would_have_cost_usd"])):
+            metrics[f"{name}.{kind}"] = metrics.get(f"{name}.{kind}", 0.0) + value
+            metrics[name] = metrics.get(name, 0.0) + value
     if evaluation is not None:
         scores = evaluation.get("scores", {})
         if manifest_data.get("final_id") in scores:
