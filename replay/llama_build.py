@@ -84,11 +84,11 @@ def built_wheel(directory: Path) -> Path | None:
     return wheels[-1] if wheels else None
 
 
-def _run(command: Sequence[str], env: dict[str, str]) -> int:
+def run_command(command: Sequence[str], env: dict[str, str]) -> int:
     return subprocess.run(list(command), env=env, check=False).returncode
 
 
-def build(flags: BuildFlags, directory: Path, *, run: Runner = _run,
+def build(flags: BuildFlags, directory: Path, *, run: Runner = run_command,
           python: str = sys.executable) -> Path:
     """Build the wheel into `directory` (once) and return it."""
     found = built_wheel(directory)
@@ -113,12 +113,13 @@ def build(flags: BuildFlags, directory: Path, *, run: Runner = _run,
     return found
 
 
-def install(wheel: Path, *, run: Runner = _run, python: str = sys.executable) -> None:
+def install(wheel: Path, *, run: Runner = run_command, python: str = sys.executable) -> None:
     """Install that very wheel, replacing any llama-cpp-python already in the venv."""
     env = dict(os.environ)
     for command in ([python, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps",
                      str(wheel)],
-                    [python, "-m", "pip", "install", "-q", str(wheel)]):
+                    # its dependencies, and the server's: `python -m llama_cpp.server`
+                    [python, "-m", "pip", "install", "-q", f"{wheel}[server]"]):
         if run(command, env) != 0:
             raise StraTuneError(f"`{' '.join(command)}` failed; run it yourself to see why")
 
@@ -160,7 +161,7 @@ def crash_advice(returncode: int, stderr: str) -> str:
             "reinstall it with `python -m replay.llama_build --rebuild`")
 
 
-def ensure_portable(*, rebuild: bool = False, run: Runner = _run,
+def ensure_portable(*, rebuild: bool = False, run: Runner = run_command,
                     python: str = sys.executable, say: Callable[[str], None] = print) -> Path:
     """Build (or reuse) the wheel for the current flags and install it; the wheel's path."""
     flags = BuildFlags.current()

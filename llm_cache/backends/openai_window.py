@@ -20,9 +20,10 @@ from typing import Any
 from llm_cache.backends.openai_context import count_from_tokenize, server_root, window_from_models
 
 # Template tokens per message beside its text (ChatML spends 5: start, role, newline, end,
-# newline), plus the generation prompt: a bound for servers that count plain text only.
+# newline), plus the generation prompt and a default system prompt some templates add when the
+# chat has none (SmolLM2's: about 20): a bound for servers that count plain text only.
 TEMPLATE_PER_MESSAGE = 8
-TEMPLATE_FIXED = 8
+TEMPLATE_FIXED = 32
 
 
 class ServerKind(enum.Enum):
