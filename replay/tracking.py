@@ -157,9 +157,10 @@ class RunTracker:
                 fn()
         except Exception as exc:  # tracking must never end a paid run
             self._failed = True
+            said = str(exc).splitlines()[0] if str(exc) else ""
+            said = said if len(said) <= 160 else said[:157] + "..."
             self.warn(f"warning: MLflow {what} failed for {self.run_dir.path} "
-                      f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-                      "the run goes on without tracking")
+                      f"({type(exc).__name__}: {said}); the run goes on without tracking")
 
     def _start(self) -> None:
         from mlflow.entities import Param, RunTag
