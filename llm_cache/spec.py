@@ -4,7 +4,7 @@ Accepted forms (options after `?` as `k=v&k=v`):
 
     anthropic:<model>                 e.g. anthropic:claude-haiku-4-5
     bedrock:<bedrock model id>        e.g. bedrock:global.anthropic.claude-haiku-4-5-20251001-v1:0?region=us-east-1
-    openai:<model>@<base_url>         e.g. openai:qwen2.5-coder:1.5b@http://gpu-node:8000/v1
+    openai:<model>@<base_url>         e.g. openai:qwen2.5-coder:1.5b@http://gpu-node:8000/v1?n_ctx=4096
     llamacpp:<gguf path>              e.g. llamacpp:models/smollm2.gguf?threads=2&mode=reset&n_ctx=4096
 
 The canonical id is what `Request.model` should hold: Bedrock and API ids of the same Claude
@@ -81,6 +81,32 @@ def canonical_claude(model: str) -> str:
     return default_prices().resolve(name)
 
 
+# OpenAI-compatible servers sample at their own default temperature (llama-cpp-python's: 0.8)
+# unless told otherwise, so requests go out at temperature 0 with a fixed seed; both are part of
+# the canonical id, and so of the cache key. `?seed=none` leaves the seed out for a server that
+# refuses the field.
+OPENAI_SAMPLING = (("temperature", "0"), ("seed", "0"))
+
+
+def openai_sampling(options: dict[str, str]) -> tuple[float, int | None]:
+    """(temperature, seed or None) of an openai spec's options, defaults filled in."""
+    found = {**dict(OPENAI_SAMPLING), **options}
+    try:
+        temperature = float(found["temperature"])
+        seed = None if found["seed"].lower() == "none" else int(found["seed"])
+    except ValueError:
+        raise SpecError(f"temperature={found['temperature']!r}, seed={found['seed']!r}: use a "
+                        "number >= 0 and an integer (or seed=none)") from None
+    if temperature < 0:
+        raise SpecError(f"temperature={found['temperature']!r}: use a number >= 0")
+    return temperature, seed
+
+
+def canonical_openai(model: str, options: dict[str, str]) -> str:
+    temperature, seed = openai_sampling(options)
+    return f"{model}?temperature={temperature:g}" + ("" if seed is None else f"&seed={seed}")
+
+
 def canonical_gguf(path: str, mode: str) -> str:
     return f"gguf:{PurePath(path).stem.lower()}@{mode}"
 
@@ -126,7 +152,11 @@ def _openai(spec: str, provider: str, body: str, options: Options) -> ModelSpec:
     model, at, base_url = body.partition("@")
     if not at or not model or not base_url.startswith(("http://", "https://")):
         raise SpecError(f"model spec {spec!r}: write openai:<model>@<http(s) base_url>")
-    return ModelSpec(provider=provider, model=model, canonical=model,
+    try:
+        canonical = canonical_openai(model, dict(options))
+    except SpecError as error:
+        raise SpecError(f"model spec {spec!r}: {error}") from None
+    return ModelSpec(provider=provider, model=model, canonical=canonical,
                      options=(("base_url", base_url), *options))
 
 

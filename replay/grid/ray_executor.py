@@ -17,7 +17,7 @@ from typing import Any
 
 from llm_cache.gates import ByRole, CallGate, GateChain
 from llm_cache.records import Role
-from replay.grid import ray_actors
+from replay.grid import ray_actors, ray_credentials
 from replay.grid import ship as shipping
 from replay.grid.cells import Cell
 from replay.grid.execute import CellEnv, CellStatus, run_cell
@@ -86,11 +86,23 @@ def ray_cell(cell: Cell, root: Path, env: CellEnv, shared: dict[str, Any], token
 class RayExecutor:
     def __init__(self, root: Path, env: CellEnv, limits: GridLimits, board: Board, *,
                  address: str | None, cpus: float, ship: bool,
-                 mlflow: tuple[str, str] | None) -> None:
+                 mlflow: tuple[str, str] | None, cells: Sequence[Cell] = (),
+                 pass_env: bool = False) -> None:
         ray = self.ray = _ray()
+        # Models built from their specs read credentials from the worker's environment.
+        needs = ray_credentials.needs_of(spec for cell in cells if env.backends(cell) is None
+                                         for spec in (cell.options.target, cell.options.optimizer))
+        # Only in memory (Ray's runtime_env), never in the grid directory.
+        runtime_env = {"env_vars": ray_credentials.passed_env(needs)} if pass_env else None
         self.started_ray = not ray.is_initialized()
         if self.started_ray:
             ray.init(address=address, log_to_driver=False)
+        try:
+            ray_credentials.check_workers(ray, needs, runtime_env)
+        except ConfigError:
+            if self.started_ray:
+                ray.shutdown()
+            raise
         self.root, self.env, self.board, self.ship = root, env, board, ship
         self.local_stop = limits.stop
         self.token = uuid.uuid4().hex
@@ -106,7 +118,9 @@ class RayExecutor:
         self.shared = {"limits": self.limits, "cost": self.cost, "board": self.board_actor,
                        "deadline": limits.stop.deadline, "timeout": limits.stop.timeout_text,
                        "mlflow": mlflow}
-        self.task = ray.remote(ray_cell).options(num_cpus=cpus, max_retries=MAX_RETRIES)
+        self.task = ray.remote(ray_cell).options(num_cpus=cpus, max_retries=MAX_RETRIES,
+                                                 **({"runtime_env": runtime_env}
+                                                    if runtime_env else {}))
 
     def submit(self, cell: Cell) -> Any:
         payload = None

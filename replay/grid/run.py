@@ -38,6 +38,7 @@ class GridOptions:
     ray: str | None = None  # None: this machine; "auto", an address, or "attached"
     ray_cpus: float = 1.0  # CPUs Ray reserves per cell
     ship: bool = False  # Ray: copy run directories to and from the nodes
+    ray_pass_env: bool = False  # Ray: this shell's provider credentials through runtime_env
 
 
 @frozen(kw_only=True)
@@ -97,7 +98,7 @@ def _run_locked(spec: GridSpec, root: Path, cells: tuple[Cell, ...], console: Co
                         grid_cost_cap(options.max_cost, cells, root))
     board = Board(c.id for c in cells)
     jobs = options.jobs or default_jobs(cells)
-    executor = _executor(options, root, env, limits, board, jobs, sink)
+    executor = _executor(options, root, env, limits, board, jobs, sink, cells)
     name = spec.path.name
     try:
         with Live(table(board.snapshot(), title=name), console=console, transient=True,
@@ -114,7 +115,7 @@ def _run_locked(spec: GridSpec, root: Path, cells: tuple[Cell, ...], console: Co
 
 
 def _executor(options: GridOptions, root: Path, env: CellEnv, limits: GridLimits, board: Board,
-              jobs: int, sink: object) -> Any:
+              jobs: int, sink: object, cells: tuple[Cell, ...] = ()) -> Any:
     if options.ray is None:
         from replay.grid.local import LocalExecutor
 
@@ -123,7 +124,7 @@ def _executor(options: GridOptions, root: Path, env: CellEnv, limits: GridLimits
 
     return RayExecutor(root, env, limits, board, address=options.ray, cpus=options.ray_cpus,
                        ship=options.ship, mlflow=(options.mlflow, options.mlflow_experiment)
-                       if options.mlflow else None)
+                       if options.mlflow else None, cells=cells, pass_env=options.ray_pass_env)
 
 
 def _report(statuses: tuple[CellStatus, ...], stopped: str | None, root: Path, spec: GridSpec,
