@@ -121,6 +121,8 @@ SECONDS = ("timeout", "connect_timeout", "batch_poll", "batch_poll_max")
 def check_options(spec: str, options: tuple[tuple[str, str], ...]) -> None:
     """Each numeric option is a number in its range; one line naming the spec and the option."""
     for name, value in options:
+        if name == "seed" and value.lower() == "none":
+            continue  # an OpenAI-compatible server that refuses a seed gets none
         if name in WHOLE_AT_LEAST:
             low = WHOLE_AT_LEAST[name]
             try:

