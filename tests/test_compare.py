@@ -332,3 +332,15 @@ def test_a_renamed_event_field_is_an_error_not_an_empty_row(grid, tmp_path, caps
     assert stratune(["compare", str(loose), "--table", "budget"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "events.jsonl" in err and "verdikt" in err
+
+
+def test_json_keeps_every_stat_as_numbers(grid, capsys):
+    """`--format json`: the same tables as data, a stat cell with its mean, sd, n and rank, so a
+    notebook reads the numbers without parsing "62.50 ± 5.89 (2)"."""
+    root, _, _ = grid
+    assert stratune(["compare", str(root), "--format", "json", "--table", "main"]) == 0
+    (table,) = json.loads(capsys.readouterr().out)
+    assert table["id"] == "main" and table["columns"][0]["title"] == "Method"
+    stats = [cell for row in table["rows"] for cell in row["cells"] if isinstance(cell, dict)]
+    assert stats and all({"mean", "sd", "n", "rank"} <= set(cell) for cell in stats)
+    assert any(isinstance(cell["mean"], float) for cell in stats)

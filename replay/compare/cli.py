@@ -1,4 +1,4 @@
-"""`stratune compare DIR... [--by FIELD] [--format rich|markdown|csv|latex] [--table NAME]`."""
+"""`stratune compare DIR... [--by FIELD] [--format rich|markdown|csv|latex|json] [--table NAME]`."""
 
 from __future__ import annotations
 

@@ -1,19 +1,22 @@
 """Printing tables: rich (terminal), markdown, csv (mean, sd and n in their own columns; one
-block per table after a `# title` line) and LaTeX (booktabs)."""
+block per table after a `# title` line), LaTeX (booktabs) and JSON (the table records as data:
+a stat cell keeps its mean, sd, n and rank)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Sequence
 
+from cattrs import Converter
 from rich.console import Group, RenderableType
 from rich.text import Text
 
 from replay.compare.model import MISSING, Column, Row, Stat, Table, fmt_cell, fmt_number
 from replay.viewer.fit import FitColumn, FitTable
 
-FORMATS = ("rich", "markdown", "csv", "latex")
+FORMATS = ("rich", "markdown", "csv", "latex", "json")
 
 
 _MARKS = {"markdown": ("**{}**", "<u>{}</u>"), "latex": (r"\textbf{{{}}}", r"\underline{{{}}}")}
@@ -142,6 +145,8 @@ def render_text(tables: Sequence[Table], fmt: str) -> str:
         return "\n".join(csv_text(t) for t in tables)
     if fmt == "latex":
         return "\n".join(latex(t) for t in tables)
+    if fmt == "json":
+        return json.dumps(Converter().unstructure(list(tables)), ensure_ascii=False, indent=1) + "\n"
     raise ValueError(fmt)
 
 
