@@ -116,8 +116,18 @@ def _limits(source: Path) -> dict[str, int]:
 
 
 CORPUS = Path(__file__).resolve().parent / "data" / "optimizer_replies_demo_v1.jsonl"
-# Training runs only: an evaluation directory's cache holds target executions alone.
-TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if (p / "manifest.json").is_file()), CORPUS]
+
+
+def _stratune_run(path: Path) -> bool:
+    """A StraTune training run: an evaluation directory's cache holds target executions alone,
+    and a baseline's optimizer (if any) answers its own prompts, not StraTune's patch format."""
+    if not (path / "manifest.json").is_file():
+        return False
+    method = json.loads((path / "manifest.json").read_text()).get("method")
+    return method is None or method.get("_type") == "StraTuneMethod"
+
+
+TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if _stratune_run(p)), CORPUS]
 PINNED = Path(__file__).resolve().parent / "data" / "reply_verdicts.json"
 PIN_ENV = "STRATUNE_PIN_REPLIES"  # =1 rewrites PINNED from today's verdicts (after a new trace)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -126,10 +127,16 @@ def test_credentials_home_and_project_are_out_of_reach(
     )
     result = _run(code, tier_name)
     assert result.ok, result.stderr
-    assert "READ" not in result.stdout and "WROTE" not in result.stdout
-    assert "SECRET-XYZ" not in result.stdout
+    assert "READ" not in result.stdout and "SECRET-XYZ" not in result.stdout
+    # Inside the sandbox /tmp is the run's own bounded tmpfs: a checkout cloned under /tmp (as
+    # `mktemp -d` makes) shows there only as the mount points of its virtualenv, and a write
+    # beside them stays in that tmpfs. Nothing may be written anywhere else, nor reach the host.
+    wrote = [line.split(" ", 1)[1] for line in result.stdout.splitlines()
+             if line.startswith("WROTE")]
+    assert all(Path(path).is_relative_to("/tmp") for path in wrote), wrote
     assert bashrc.read_text() == "# rc\n"
     assert not cache.exists() and not (project / "evil.py").exists()
+    assert not (Path(sys.executable).parent.parent / "evil").exists()
 
 
 FLOOD = '''
