@@ -139,3 +139,14 @@ def test_chat_url(base, url):
 def test_missing_usage_is_zero():
     r = parse_completion({"choices": [{"message": {"content": None}, "finish_reason": None}]})
     assert r.text == "" and r.usage.total == 0
+
+
+@pytest.mark.parametrize(("base_url", "expected"), [
+    ("http://127.0.0.1:8000/v1", 3600.0), ("http://localhost:11434/v1", 3600.0),
+    ("http://[::1]:8000/v1", 3600.0), ("https://api.example.com/v1", 600.0),
+    ("http://10.0.0.5:8000/v1", 600.0)])
+def test_a_server_on_this_machine_gets_an_hour_to_answer(base_url, expected):
+    """A local CPU server re-generates a reply the client sent again after a read timeout, so a
+    local server is given an hour by default; an explicit ?timeout= always wins."""
+    assert OpenAICompatBackend("m", base_url=base_url).read_timeout == expected
+    assert OpenAICompatBackend("m", base_url=base_url, timeout=5.0).read_timeout == 5.0

@@ -16,9 +16,11 @@ run with one line saying which window the prompt needs and the server's flag tha
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import os
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -101,7 +103,7 @@ class OpenAICompatBackend:
         *,
         base_url: str,
         api_key: str | None = None,
-        timeout: float = 600.0,
+        timeout: float | None = None,
         connect_timeout: float = 5.0,
         concurrency: int | None = None,
         temperature: float = 0.0,
@@ -117,9 +119,9 @@ class OpenAICompatBackend:
         self._url = chat_url(base_url)
         # Local servers need no key; hosted gateways read it from the usual variable.
         self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        # Read timeout for slow local servers; a dead host fails in seconds, not minutes.
-        self._timeout = timeout
-        self._connect_timeout = min(connect_timeout, timeout)
+        # A dead host fails at connect, in seconds; the read timeout only bounds a slow reply.
+        self._timeout = timeout if timeout is not None else default_read_timeout(base_url)
+        self._connect_timeout = min(connect_timeout, self._timeout)
         self._client: Any = None
         self.window = ServerWindow(base_url, model, n_ctx=n_ctx,
                                    connect_timeout=self._connect_timeout)
@@ -135,6 +137,10 @@ class OpenAICompatBackend:
         sampling = {k: str(options.pop(k)) for k in ("temperature", "seed") if k in options}
         options["temperature"], options["seed"] = openai_sampling(sampling)
         return cls(spec.model, **options)
+
+    @property
+    def read_timeout(self) -> float:
+        return self._timeout
 
     def context_tokens(self) -> int | None:
         """The server's context window (see `openai_window`), asked once; None when neither
@@ -238,3 +244,22 @@ def _fits(request: Request, prompt_tokens: int, window: int) -> bool:
         return fit_max_tokens(request, prompt_tokens, window, where="", setting="") is None
     except ContextOverflowError:
         return False
+
+
+HOSTED_READ_TIMEOUT = 600.0
+# A server on this machine (llama-cpp-python's, llama-server, ollama on a CPU) may take many
+# minutes for one long reply, and a reply sent again after a read timeout is generated again
+# by a server that serves one request at a time: it gets an hour before the client gives up.
+LOCAL_READ_TIMEOUT = 3600.0
+
+
+def default_read_timeout(base_url: str) -> float:
+    """The read timeout when the spec gives none: an hour for a server on this machine."""
+    host = urlsplit(base_url).hostname or ""
+    if host == "localhost":
+        return LOCAL_READ_TIMEOUT
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    return LOCAL_READ_TIMEOUT if loopback else HOSTED_READ_TIMEOUT
