@@ -17,6 +17,7 @@ from replay.serde import Manifest, manifest_to_data
 from replay.tasks.registry import DATASETS
 from replay.trace import CELL_FILE, RunDir
 from stratune_core.config.knobs import Config
+from stratune_core.methods.spec import StraTuneMethod
 from stratune_core.records.enums import FormMenu
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.events import Event, RunFinished, RunStarted
@@ -101,10 +102,8 @@ def method_of(run: Run) -> str:
     baseline = BASELINE_LABELS.get(type(method).__name__)
     if baseline is not None:  # a baseline's config holds StraTune's defaults: not an ablation
         return baseline
-    generator = getattr(method, "generator", None)
-    hybrid = HYBRID_LABELS.get(str(getattr(generator, "value", generator)))
-    if hybrid is not None:
-        return hybrid
+    if isinstance(method, StraTuneMethod) and method.generator is not None:
+        return HYBRID_LABELS[method.generator.value]
     config, paper = run.record.config, Config()
     diffs = [f for f in ABLATION_FIELDS if getattr(config, f) != getattr(paper, f)]
     profile = run.record.profile
