@@ -18,6 +18,7 @@ from replay.models import canonical_model, load_task
 from replay.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
 from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, layer_config, task_layer
+from stratune_core.methods.prompt_versions import prompt_version_of
 from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.events import OperatorChosen, RoundStarted
@@ -224,6 +225,7 @@ def new_manifest(options: RunOptions, config: Config) -> Manifest:
         profile=options.profile,
         config=config,
         method=options.method,
+        prompt_version=prompt_version_of(options.method),
         replay_sequence=sequence,
         packages=package_versions(),
         git_revision=git_revision(),

@@ -22,6 +22,7 @@ from cattrs.strategies import configure_tagged_union
 
 from llm_cache.spec import without_transport
 from stratune_core.config.knobs import Config
+from stratune_core.methods.prompt_versions import prompt_version_of
 from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.prompts.templates import PROMPT_VERSION
 from stratune_core.records.enums import Strategy
@@ -195,7 +196,7 @@ class Manifest:
     # The training method and its settings; absent in manifests written before the baselines
     # existed, which are StraTune runs.
     method: MethodSpec = field(factory=StraTuneMethod)
-    # The optimizer prompts' version (stratune_core.prompts.templates.PROMPT_VERSION) the run was made with.
+    # The version of the method's prompts the run was made with (`methods/prompt_versions.py`).
     prompt_version: str = PROMPT_VERSION
     # A `replay:` selector's recorded sequence by round (null: no strategy recorded in that
     # round); the config keeps only the selector's spelling.
@@ -254,9 +255,10 @@ def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
 def check_prompt_version(manifest: Manifest, *, where: str = "manifest.json") -> None:
     """A run recorded with other prompts cannot be replayed: every optimizer call would miss the
     cache. One line naming both versions, instead of a cache miss deep in a round."""
-    if manifest.prompt_version != PROMPT_VERSION:
+    builds = prompt_version_of(manifest.method)
+    if manifest.prompt_version != builds:
         raise TraceError(
             f"{where}: recorded with prompt version {manifest.prompt_version}, but this stratune "
-            f"builds prompt version {PROMPT_VERSION}; its optimizer calls cannot be replayed: "
+            f"builds prompt version {builds}; its optimizer calls cannot be replayed: "
             "record the run again, or replay it with the stratune version that recorded it"
         )

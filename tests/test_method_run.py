@@ -78,7 +78,7 @@ def many_runs():
     """The mixed optimizer on binary and continuous toy tasks, plus the "trade" optimizer whose
     balanced small gains get saved: together they cover every path."""
     runs = []
-    for seed in (0, 1, 2, 3, 6):  # seed 2 writes unparseable candidates, 6 fails validation
+    for seed in (0, 1, 2, 3, 7):  # seed 2 writes unparseable candidates, 7 fails validation
         for continuous in (False, True):
             task = ToyTask(n_train=96, continuous=continuous)
             runs.append(_run(Config(seed=seed, **SMALL), task=task)[0])

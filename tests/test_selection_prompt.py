@@ -1,6 +1,7 @@
-"""The selection prompt (paper Fig. 5, the released code's "past revisions"): besides totals
-per strategy and per form, the attempts themselves, the recent evaluation results and the
-material the next candidates can draw on."""
+"""The selection prompt (paper Fig. 5; the released code's "past revisions"): besides totals
+per strategy and per form, the attempts themselves (every one in the paper profile, two per
+strategy in the released one), the recent evaluation results and the material the next
+candidates can draw on."""
 
 from __future__ import annotations
 
@@ -68,8 +69,8 @@ def test_recent_cases_are_the_latest_success_and_failure_of_each_strategy():
         (0, Strategy.I1), (1, Strategy.I2), (3, Strategy.I3), (4, Strategy.I1)]
 
 
-def test_each_attempt_row_has_form_decision_gains_counts_and_why():
-    text = prompt()
+def test_released_rows_have_form_decision_gains_counts_and_why():
+    text = prompt(past_revisions=True)
     attempts = text.split("Recent attempts")[1].split("## Form history")[0]
     rows = re.findall(r"^- round .*$", attempts, re.M)
     assert len(rows) == 4
@@ -85,6 +86,58 @@ def test_each_attempt_row_has_form_decision_gains_counts_and_why():
     # The totals stay, per strategy and per form.
     assert "- I1: 3 candidates, 1 accepted, 0 saved, 0 invalid" in text
     assert "- F4: 1 candidate, 0 accepted" in text and "held in validation 0/1" in text
+    assert "Forms chosen while writing" not in text
+
+
+def _rows(block: str) -> list[str]:
+    return re.findall(r"^- (?:F\d: )?round .*$", block, re.M)
+
+
+def test_the_paper_lists_every_attempt_newest_first_with_the_why():
+    text = prompt()
+    block = text.split("Every attempt, newest first:")[1].split("## Form history")[0]
+    rows = _rows(block)
+    assert [r.split(" ")[2] for r in rows] == ["5", "4", "3", "2", "1"]
+    assert rows[4] == ("- round 1 I1+F1 “theme 0”: accepted; screening gain +0.083 (W/L 4/1, "
+                       "D/U 1/4); validation gain +0.050 (held); chosen because: first round")
+    assert "left out" not in text
+
+
+def _i1_writes_its_forms() -> History:
+    """The same attempts, with I1's forms chosen while writing (its choice carries no form)."""
+    h = history()
+    choices = tuple(c if c.strategy is not Strategy.I1 else OperatorChoice(
+        round=c.round, strategy=c.strategy, form=None, why=c.why) for c in h.choices)
+    return History(entries=h.entries, choices=choices)
+
+
+def test_the_paper_groups_attempts_by_the_form_the_selection_chose():
+    text = prompt(history=_i1_writes_its_forms())
+    forms = text.split("## Form history")[1].split("## Refinement progress")[0]
+    chosen, writing = forms.split("Forms chosen while writing the candidate (I1):")
+    assert "- F3: 1 candidate, 0 accepted, 1 saved" in chosen
+    assert "- F2: 1 candidate, 0 accepted, 0 saved, 1 invalid" in chosen
+    assert "- F1:" not in chosen.split("Attempts by")[0]  # I1's F1 attempts are not selections
+    assert "- F1: 2 candidates, 1 accepted" in writing and "- F4: 1 candidate" in writing
+    rows = _rows(writing)
+    assert [r[:16] for r in rows] == ["- F2: round 4 I3", "- F3: round 2 I2"]
+    assert all("chosen because" not in r for r in rows)
+
+
+def test_a_short_budget_drops_the_oldest_attempts_and_counts_them():
+    full = prompt()
+    budget = estimate_tokens(full) - 60  # one or two rows too many
+    text = prompt(budget=budget)
+    block = text.split("Every attempt, newest first:")[1].split("## Form history")[0]
+    by_form = text.split("Attempts by the form")[1].split("## Refinement")[0]
+    dropped = 5 - len(_rows(by_form))
+    assert dropped >= 1 and f"({dropped} attempts by form left out" in by_form
+    assert len(_rows(block)) == 5  # the form rows go first
+    tight = prompt(budget=1_150)
+    block = tight.split("Every attempt, newest first:")[1].split("## Form history")[0]
+    rows = _rows(block)
+    assert [r.split(" ")[2] for r in rows] == ["5"]  # the newest stays
+    assert block.strip().endswith("(4 older attempts left out to fit the prompt budget)")
 
 
 def test_the_feedback_block_shows_results_and_available_material():
@@ -109,6 +162,7 @@ def test_history_off_withholds_rows_and_results():
 
 
 def test_a_typical_selection_prompt_is_small():
-    """The closing note's figure: a mid-run prompt with six failures and five attempts."""
-    tokens = estimate_tokens(prompt())
-    assert 800 < tokens < 2_500, tokens
+    """A mid-run prompt with six failures and five attempts: every attempt twice in the paper
+    profile (by strategy and by form), two per strategy in the released one."""
+    paper, released = estimate_tokens(prompt()), estimate_tokens(prompt(past_revisions=True))
+    assert 800 < released < paper < 3_000, (released, paper)

@@ -61,6 +61,7 @@ EXPECTED = {
     ev.FinalComparison: "does not replace",
     ev.RunFinished: "run finished (budget) after 2 rounds",
     ev.SmokeFailed: "7 of 8 solved samples broken, 0 kept: rejected",
+    ev.SmokePassed: "2 of 8 solved samples broken, 1 kept: screening goes on",
     ev.FutilityStopped: "stopped after 6 samples: Δ -0.250 W/L 1/3",
     ev.ProbationOpened: "4 changed samples; screened again on 6 more",
     ev.CandidateBranched: "W/L 5/4 over 2/3 strata, saved without acceptance",

@@ -44,6 +44,7 @@ from stratune_core.released.events import (
     ScreeningDeferred,
     SeatRefused,
     SmokeFailed,
+    SmokePassed,
     StrategiesNarrowed,
     WarmupRound,
     WindowSubmitted,
@@ -197,6 +198,12 @@ def _(e: FinalComparison) -> Text:
 def _(e: SmokeFailed) -> Text:
     return Text(f"smoke check of {short_id(e.candidate_id)}: {e.broken} of {len(e.sample_ids)} "
                 f"solved samples broken, {e.kept} kept: rejected", style="red")
+
+
+@event_line.register
+def _(e: SmokePassed) -> Text:
+    return Text(f"smoke check of {short_id(e.candidate_id)}: {e.broken} of {len(e.sample_ids)} "
+                f"solved samples broken, {e.kept} kept: screening goes on", style="dim")
 
 
 @event_line.register

@@ -189,6 +189,9 @@ class Config:
     feedback_trajectories: bool = _flag(False)  # solved multi-step samples, step by step
     feedback_gold_pairs: bool = _flag(False)  # solved input -> gold pairs whatever the form
     feedback_global_stats: bool = _flag(False)  # answer-option base rates (livemath_opus)
+    # the selection prompt's history as the released code's "past revisions": per strategy the
+    # latest success and the latest failure, totals per form; the paper lists every attempt
+    past_revisions: bool = _flag(False)
     affordability_guards: AffordabilityGuards | None = _mechanism("affordability_guards")
     i2_window: I2Window | None = _mechanism("i2_window")
     ranking_smoke: RankingSmoke | None = _mechanism("ranking_smoke")
@@ -307,6 +310,7 @@ def released() -> Config:
         max_random_uses=3,
         screen_ready_share=0.7,
         exclude_by_form=True,
+        past_revisions=True,
         ranking_smoke=RankingSmoke(),
         archive_cap=4,
         final_seats=2,

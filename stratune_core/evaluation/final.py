@@ -68,7 +68,7 @@ def final_selection(state: State, env: Env, rng: np.random.Generator) -> tuple[S
         replaced = s_out.passed and c_out.passed
         out.append(FinalComparison(
             candidate_id=cand, selected_id=selected, selection=s_out, confirmation=c_out,
-            replaced=replaced,
+            replaced=replaced, selection_ids=sel, confirmation_ids=conf,
         ))
         if replaced:
             selected = cand

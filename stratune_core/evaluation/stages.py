@@ -25,7 +25,7 @@ from stratune_core.evaluation.futility import (
 from stratune_core.records.enums import Purpose, Reason, Stage
 from stratune_core.records.events import CandidateUnaffordable, Event, StageResult
 from stratune_core.records.state import State
-from stratune_core.released.events import FutilityStopped, SmokeFailed
+from stratune_core.released.events import FutilityStopped, SmokeFailed, SmokePassed
 from stratune_core.round.context import Env
 from stratune_core.round.execute import execute_groups
 
@@ -97,6 +97,8 @@ def run_stage(
             stop = SmokeFailed(round=state.round, candidate_id=cand, sample_ids=smoke,
                                broken=check.broken, kept=check.kept)
             return state, (*events, result, stop), outcome, Reason.SMOKE_BROKEN
+        events.append(SmokePassed(round=state.round, candidate_id=cand, sample_ids=smoke,
+                                  broken=check.broken, kept=check.kept))
     if first:
         state, charged, admitted = execute_groups(state, env, [(ref, first), (cand, first)],
                                                   purpose=purpose, use_reserve=use_reserve)

@@ -194,6 +194,7 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
         round=trail.state.round, strategy=Strategy.I2, reference_id=base,
         reference_score=base_score, candidate_ids=(draft.candidate_id,), scores=(score,),
         submitted=(draft.candidate_id,) if submitted else (),
+        sample_ids=trail.state.ranking_ids,
     ))
     ranked = stepped.ranked(base_score)
     trail.state = trail.state.evolve(refinement=ranked)
@@ -266,6 +267,7 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
         round=trail.state.round, strategy=Strategy.I3, reference_id=parent,
         reference_score=ref_score, candidate_ids=tuple(p.candidate_id for p in drafts),
         scores=scores, submitted=tuple(drafts[i].candidate_id for i in picks),
+        sample_ids=trail.state.ranking_ids,
     ))
     for i, p in enumerate(drafts):
         if i not in picks:

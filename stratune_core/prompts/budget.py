@@ -57,13 +57,15 @@ class Part:
     # what each item shows (a sample id), aligned with `items`: `Fitted.kept` reports the
     # keys of the items that stayed, so a caller need not search the text for them
     keys: tuple[str, ...] = field(default=(), converter=tuple)
+    # the "(N left out)" line after the items (a newest-first list loses its tail)
+    note_last: bool = False
 
     def render(self, items: Sequence[str], dropped: int) -> str:
-        lines = [self.text] if self.text else []
-        if dropped:
-            lines.append(f"({dropped} {self.name} left out to fit the prompt budget)")
-        lines.extend(items)
-        return "\n".join(lines)
+        note = [f"({dropped} {self.name} left out to fit the prompt budget)"] if dropped else []
+        head = [self.text] if self.text else []
+        if self.note_last:
+            return "\n".join([*head, *items, *note])
+        return "\n".join([*head, *note, *items])
 
 
 @frozen(kw_only=True)

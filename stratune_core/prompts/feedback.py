@@ -22,7 +22,8 @@ from stratune_core.prompts.extras import (
 
 # Ranks: lower is dropped first. The intermediate skill's text (selection prompt only) goes
 # before the failures: the I2 generation prompt shows it whole anyway.
-RANK_EXAMPLES, RANK_SUCCESSES, RANK_HISTORY, RANK_INTERMEDIATE, RANK_FAILURES = 0, 1, 2, 3, 4
+(RANK_EXAMPLES, RANK_SUCCESSES, RANK_FORM_ROWS, RANK_HISTORY, RANK_INTERMEDIATE,
+ RANK_FAILURES) = range(6)
 
 PREPARED_NOTE = (
     "Each failure carries a diagnosis written in feedback preparation. \"verified\" means the "

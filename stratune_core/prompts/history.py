@@ -1,10 +1,14 @@
 """The evaluation history H_t as the selection prompt shows it (paper Fig. 5, §3.2).
 
-Totals per strategy and per form, and the attempts themselves: for each strategy its latest
-accepted-or-saved candidate and its latest failure (the released code's "past revisions"), each
-with the form, the decision, the screening gain, W/L, D/U, the validation gain and whether the
-screening gain held, and the selection's own "why" for that round. Rows are listed oldest
-first, so a prompt over its token budget drops the oldest ones (`prompt_budget.fit`).
+Totals per strategy and per form, and the attempts themselves, each with the form, the decision,
+the screening gain, W/L, D/U, the validation gain and whether the screening gain held, and the
+selection's own "why" for that round.
+
+- Paper: every attempt, newest first, in the strategy history; in the form history the attempts
+  grouped by the form the selection chose (a form I1 picks while writing is kept apart, in its
+  own totals). A prompt over its token budget drops the oldest rows first and says how many.
+- Released code ("past revisions"): per strategy its latest accepted-or-saved candidate and its
+  latest failure, oldest first, and totals per form.
 """
 
 from __future__ import annotations
@@ -65,6 +69,41 @@ def strategy_totals(history: History) -> str:
 
 def form_totals(history: History) -> str:
     return "\n".join(f"- {f.value}: {totals(history.by_form(f))}" for f in Form)
+
+
+def form_selected(entry: HistoryEntry, history: History) -> bool:
+    """Was the entry's form chosen with its strategy (by the selection, a rule or a fixed
+    operator), rather than by the optimizer while writing an I1 candidate?"""
+    choice = history.choice_in(entry.round)
+    return choice is not None and choice.form is not None
+
+
+def split_form_totals(history: History) -> str:
+    """Totals per form that has attempts, the forms chosen with the strategy apart from those
+    chosen while writing (I1)."""
+    lines = []
+    for heading, selected in (("Forms chosen with the strategy:", True),
+                              ("Forms chosen while writing the candidate (I1):", False)):
+        group = [e for e in history.entries if form_selected(e, history) is selected]
+        lines.append(heading)
+        lines += [f"- {f.value}: {totals(of_form)}" for f in Form
+                  if (of_form := [e for e in group if e.form is f])] or ["- no attempts yet"]
+    return "\n".join(lines)
+
+
+def attempt_rows(history: History) -> tuple[str, ...]:
+    """Every attempt, newest first."""
+    return tuple(describe_entry(e, history) for e in reversed(history.entries))
+
+
+def form_rows(history: History) -> tuple[str, ...]:
+    """The attempts whose form was chosen with the strategy, by form, newest first in each."""
+    rows = []
+    for form in Form:
+        for entry in reversed(history.entries):
+            if entry.form is form and form_selected(entry, history):
+                rows.append(f"- {form.value}: " + describe_entry(entry, history, why=False)[2:])
+    return tuple(rows)
 
 
 def _success(entry: HistoryEntry) -> bool:

@@ -21,12 +21,21 @@ from stratune_core.operators.forms import FORM_DESCRIPTIONS, STRATEGY_DESCRIPTIO
 from stratune_core.operators.refinement import Refinement
 from stratune_core.prompts.budget import Part, fit
 from stratune_core.prompts.feedback import (
+    RANK_FORM_ROWS,
     RANK_HISTORY,
     RANK_INTERMEDIATE,
     generation_feedback,
     selection_feedback,
 )
-from stratune_core.prompts.history import case_rows, form_totals, recent_results, strategy_totals
+from stratune_core.prompts.history import (
+    attempt_rows,
+    case_rows,
+    form_rows,
+    form_totals,
+    recent_results,
+    split_form_totals,
+    strategy_totals,
+)
 from stratune_core.records.enums import Form, Strategy
 from stratune_core.records.history import History
 
@@ -34,8 +43,9 @@ from stratune_core.records.history import History
 # A recorded run's model calls can be replayed only by the prompts that made them: change this
 # whenever a prompt's bytes change for the same state ("1": the first prompts; "2": the
 # selection prompt with its reply schema, feedback preparation and token budgets; "3": the patch-format
-# example in the requested form).
-PROMPT_VERSION = "3"
+# example in the requested form; "4": every attempt in the paper profile's strategy and form
+# histories, newest first, the forms chosen while writing apart).
+PROMPT_VERSION = "4"
 
 OPTIMIZER_SYSTEM = (
     "You improve a reusable skill: the instruction text a target model follows when it solves a "
@@ -86,19 +96,35 @@ def render_refinement(ref: Refinement) -> str:
     return text
 
 
-def _history_parts(history: History | None) -> list[Part]:
+def _history_parts(history: History | None, *, past_revisions: bool) -> list[Part]:
     if history is None:
         return [Part(text="## Strategy history\nWithheld in this run."),
                 Part(text="## Form history\nWithheld in this run.")]
-    rows = case_rows(history)
+    if past_revisions:
+        rows = case_rows(history)
+        return [
+            Part(
+                text="## Strategy history\n" + strategy_totals(history)
+                + ("\nRecent attempts (per strategy the latest accepted or saved candidate and "
+                   "the latest failure; oldest first):" if rows else ""),
+                items=rows, rank=RANK_HISTORY, name="older history rows", oldest_first=True,
+            ),
+            Part(text="## Form history\n" + form_totals(history)),
+        ]
+    attempts, by_form = attempt_rows(history), form_rows(history)
     return [
         Part(
             text="## Strategy history\n" + strategy_totals(history)
-            + ("\nRecent attempts (per strategy the latest accepted or saved candidate and the "
-               "latest failure; oldest first):" if rows else ""),
-            items=rows, rank=RANK_HISTORY, name="older history rows", oldest_first=True,
+            + ("\nEvery attempt, newest first:" if attempts else ""),
+            items=attempts, keep=1, rank=RANK_HISTORY, name="older attempts",
+            note_last=True,
         ),
-        Part(text="## Form history\n" + form_totals(history)),
+        Part(
+            text="## Form history\n" + split_form_totals(history)
+            + ("\nAttempts by the form chosen with the strategy, newest first:"
+               if by_form else ""),
+            items=by_form, rank=RANK_FORM_ROWS, name="attempts by form", note_last=True,
+        ),
     ]
 
 
@@ -112,9 +138,11 @@ def selection_prompt(
     forms: Sequence[Form],
     checkable: int | None,
     budget: int,
+    past_revisions: bool = False,
 ) -> str:
     """Paper Fig. 5. `checkable`: failures feedback preparation can verify (None: it is off);
-    `budget`: the tokens this user turn may use (`prompt_budget.turn_budget`)."""
+    `budget`: the tokens this user turn may use (`prompt_budget.turn_budget`);
+    `past_revisions`: the released code's short history (`Config.past_revisions`)."""
     strategy_menu = "\n".join(f"- {s.value}: {STRATEGY_DESCRIPTIONS[s]}" for s in strategies)
     form_menu = "\n".join(f"- {f.value}: {FORM_DESCRIPTIONS[f]}" for f in forms)
     # Named as a list, not as a template: a weak optimizer copies "I1|I2|I3" back verbatim.
@@ -130,7 +158,7 @@ def selection_prompt(
              "strategy and, where applicable, a revision form for the next iteration using the "
              "execution feedback and history below."),
         *selection_feedback(feedback, recent, checkable=checkable),
-        *_history_parts(history),
+        *_history_parts(history, past_revisions=past_revisions),
         Part(text="## Refinement progress\n" + render_refinement(refinement), items=intermediate,
              rank=RANK_INTERMEDIATE, name="intermediate skill text"),
         Part(text=f"## Search strategies\n{strategy_menu}"),

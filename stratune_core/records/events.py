@@ -52,12 +52,18 @@ from stratune_core.released.events import (
     ScreeningDeferred,
     SeatRefused,
     SmokeFailed,
+    SmokePassed,
     StrategiesNarrowed,
     WarmupRound,
     WindowSubmitted,
 )
 from stratune_core.selection.selectors.base import Source
 from stratune_core.selection.selectors.registry import to_source
+
+
+def to_pairs(value: object) -> tuple[tuple[str, str], ...]:
+    """(skill id, sample id) pairs from any iterable of 2-item iterables (JSON gives lists)."""
+    return tuple((str(a), str(b)) for a, b in value)  # type: ignore[attr-defined]
 
 
 @frozen(kw_only=True)
@@ -88,7 +94,9 @@ class RoundStarted:
 
 @frozen(kw_only=True)
 class ExecutionsCharged:
-    """Executions paid for one `Purpose`; `new` were charged, `reused` came from the ledger."""
+    """Executions paid for one `Purpose`; `new` were charged, `reused` came from the ledger.
+    `pairs` names each charged execution as (skill id, sample id), in the order it ran, so the
+    events alone attribute every unit of the budget to a sample and a purpose."""
 
     round: int
     purpose: Purpose = field(converter=Purpose)
@@ -96,6 +104,7 @@ class ExecutionsCharged:
     new: int
     reused: int
     spent: int
+    pairs: tuple[tuple[str, str], ...] = field(default=(), converter=to_pairs)
 
 
 @frozen(kw_only=True)
@@ -173,6 +182,7 @@ class DraftsRanked:
     candidate_ids: tuple[str, ...] = field(converter=tuple)
     scores: tuple[float, ...] = field(converter=tuple)
     submitted: tuple[str, ...] = field(converter=tuple)
+    sample_ids: tuple[str, ...] = field(default=(), converter=tuple)  # the ranking subset
 
 
 @frozen(kw_only=True)
@@ -228,11 +238,16 @@ class RefinementAdvanced:
 
 @frozen(kw_only=True)
 class FinalComparison:
+    """One saved candidate against the skill selected so far, on the selection subset and then
+    the confirmation subset of the common set (`selection_ids`, `confirmation_ids`)."""
+
     candidate_id: str
     selected_id: str
     selection: Outcome
     confirmation: Outcome
     replaced: bool
+    selection_ids: tuple[str, ...] = field(default=(), converter=tuple)
+    confirmation_ids: tuple[str, ...] = field(default=(), converter=tuple)
 
 
 @frozen(kw_only=True)
@@ -271,6 +286,7 @@ Event = (
     | RefinementKept
     | FinalComparison
     | SmokeFailed
+    | SmokePassed
     | RankingSmokeFailed
     | FutilityStopped
     | ProbationOpened

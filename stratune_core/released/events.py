@@ -113,6 +113,18 @@ class SmokeFailed:
 
 
 @frozen(kw_only=True)
+class SmokePassed:
+    """The smoke check passed (fewer than `screen_smoke_broken` broken, or some kept): the
+    samples it ran the candidate on, then screening goes on."""
+
+    round: int
+    candidate_id: str
+    sample_ids: tuple[str, ...] = field(converter=tuple)
+    broken: int
+    kept: int
+
+
+@frozen(kw_only=True)
 class RankingSmokeFailed:
     """Released code: an I2/I3 draft scored under a quarter of the reference's ranking score on
     the first samples of the ranking subset (`sample_ids`) and was not ranked further."""

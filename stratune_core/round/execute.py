@@ -77,6 +77,7 @@ def execute_groups(
         new=admission.cost,
         reused=distinct - admission.cost,
         spent=budget.spent,
+        pairs=admission.pairs,
     )
     return state, (event,), True
 

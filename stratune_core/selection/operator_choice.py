@@ -57,6 +57,7 @@ def _ask_selection(
         forms=forms,
         checkable=checkable_count(env, state.feedback),
         budget=turn_budget(env.config.prompt_tokens, SELECTION_SYSTEM),
+        past_revisions=env.config.past_revisions,
     )
     first = optimizer_request(env, prompt, kind=CallKind.STRATEGY_SELECTION, system=SELECTION_SYSTEM)
     (reply,) = ask(env, [first])
