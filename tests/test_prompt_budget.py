@@ -107,12 +107,13 @@ def _generation(budget: int) -> str:
         n_candidates=2, max_edits=6, budget=budget, preparation=largest_preparation())
 
 
-def _selection(budget: int, history: History | None = None) -> str:
+def _selection(budget: int, history: History | None = None, *,
+               past_revisions: bool = False) -> str:
     return selection_prompt(
         feedback=largest_feedback(), history=history or largest_history(),
         refinement=Refinement(started=True, steps=9, intermediate_id="i", reference_score=0.4),
         intermediate_text=skill(3), strategies=list(Strategy), forms=list(Form),
-        checkable=12, budget=budget)
+        checkable=12, budget=budget, past_revisions=past_revisions)
 
 
 def _preparation(budget: int) -> str:
@@ -171,7 +172,15 @@ def test_the_default_budget_gives_up_no_failure_row_or_diagnosis():
     first = generation.splitlines()[0]
     assert "failures" not in first and "trajectories" not in first  # at most some examples
     assert generation.count("diagnosis (verified)") == 6
-    assert "left out" not in _selection(turn_budget(total, SELECTION_SYSTEM))
+    # 120 attempts with the longest themes and reasons: the paper's every-attempt history gives
+    # up its form rows and its oldest attempts, never a failure or the intermediate skill; the
+    # released profile's two rows per strategy fit whole
+    selection = _selection(turn_budget(total, SELECTION_SYSTEM))
+    note = selection.splitlines()[0]
+    assert re.fullmatch(r"Note: .*; left out: 120 attempts by form, \d+ older attempts\.", note)
+    assert selection.count("Every attempt, newest first:\n- round 40 ") == 1
+    released = _selection(turn_budget(total, SELECTION_SYSTEM), past_revisions=True)
+    assert "left out" not in released
 
 
 def test_a_skill_larger_than_the_budget_is_kept_whole():
@@ -206,22 +215,46 @@ def test_an_F2_prompt_keeps_two_examples_as_long_as_failures_go_first():
     assert f2(1_000).count("[ex-") == 1 and f2(1_000).count("- [train-") == 1
 
 
+def _strategy_rows(prompt: str) -> list[str]:
+    block = prompt.split("## Strategy history")[1].split("## Form history")[0]
+    return re.findall(r"^- round (\d+) ", block, re.M)
+
+
 def test_the_selection_prompt_drops_older_history_rows_before_failures():
+    """Paper layout: the attempts newest first; the form rows go first, then the oldest
+    attempts, then the intermediate skill's text, and failures beyond the first few last."""
     full = _selection(10**6)
     assert "Intermediate skill:" in full and full.count("- [train-") == 12
-    rows = re.findall(r"^- round (\d+) ", full.split("## Strategy history")[1], re.M)
-    assert rows and rows == sorted(rows, key=int)
+    rows = _strategy_rows(full)
+    assert len(rows) == 120 and rows == sorted(rows, key=int, reverse=True)
+    by_form = full.split("Attempts by the form chosen with the strategy")[1].split("## Refine")[0]
+    assert len(re.findall(r"^- F3: round ", by_form, re.M)) == 120
     size = estimate_tokens(full)
     shorter = _selection(size - 200)
-    assert "older history rows left out" in shorter  # before the s~ text and the failures
-    assert shorter.count("- [train-") == 12 and "Intermediate skill:" in shorter
-    kept = re.findall(r"^- round (\d+) ", shorter.split("## Strategy history")[1], re.M)
-    assert kept and kept == rows[len(rows) - len(kept):]  # the newest rows stay
-    no_text = _selection(size - estimate_tokens(skill(3)) // 2)
+    assert "attempts by form left out" in shorter and "older attempts left out" not in shorter
+    rows_only = _selection(size - estimate_tokens(by_form))
+    assert "older attempts left out" in rows_only  # before the s~ text and the failures
+    assert rows_only.count("- [train-") == 12 and "Intermediate skill:" in rows_only
+    kept = _strategy_rows(rows_only)
+    assert kept and kept == rows[:len(kept)]  # the newest rows stay
+    attempts = full.split("Every attempt, newest first:")[1].split("## Form history")[0]
+    no_text = _selection(size - estimate_tokens(by_form) - estimate_tokens(attempts)
+                         - estimate_tokens(skill(3)) // 2)
     assert "Intermediate skill:" not in no_text and no_text.count("- [train-") == 12
     tight = _selection(2_500)
     assert tight.count("- [train-") == KEEP_FAILURES and "Intermediate skill:" not in tight
     assert "intermediate skill text left out" in tight
+    assert _strategy_rows(tight) == []
+
+
+def test_the_released_history_drops_its_oldest_rows_first():
+    full = _selection(10**6, past_revisions=True)
+    rows = re.findall(r"^- round (\d+) ", full.split("## Strategy history")[1], re.M)
+    assert rows and rows == sorted(rows, key=int)
+    shorter = _selection(estimate_tokens(full) - 200, past_revisions=True)
+    assert "older history rows left out" in shorter
+    kept = re.findall(r"^- round (\d+) ", shorter.split("## Strategy history")[1], re.M)
+    assert kept and kept == rows[len(rows) - len(kept):]
 
 
 def test_the_preparation_prompt_keeps_the_first_failures_and_shows_them_blind_if_it_can():

@@ -133,11 +133,11 @@ def test_a_short_budget_drops_the_oldest_attempts_and_counts_them():
     dropped = 5 - len(_rows(by_form))
     assert dropped >= 1 and f"({dropped} attempts by form left out" in by_form
     assert len(_rows(block)) == 5  # the form rows go first
-    tight = prompt(budget=1_150)
+    tight = prompt(budget=2_200)
     block = tight.split("Every attempt, newest first:")[1].split("## Form history")[0]
     rows = _rows(block)
-    assert [r.split(" ")[2] for r in rows] == ["5"]  # the newest stays
-    assert block.strip().endswith("(4 older attempts left out to fit the prompt budget)")
+    assert [r.split(" ")[2] for r in rows] == ["5", "4", "3"]  # the newest stay
+    assert block.strip().endswith("(2 older attempts left out to fit the prompt budget)")
 
 
 def test_the_feedback_block_shows_results_and_available_material():

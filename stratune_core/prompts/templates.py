@@ -116,7 +116,7 @@ def _history_parts(history: History | None, *, past_revisions: bool) -> list[Par
         Part(
             text="## Strategy history\n" + strategy_totals(history)
             + ("\nEvery attempt, newest first:" if attempts else ""),
-            items=attempts, keep=1, rank=RANK_HISTORY, name="older attempts",
+            items=attempts, rank=RANK_HISTORY, name="older attempts",
             note_last=True,
         ),
         Part(
