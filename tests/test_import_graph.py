@@ -99,12 +99,13 @@ def _imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
 
     `from p import m` imports module `p.m` when there is one, else `p` itself. A package that
     holds the importer is already being imported when the importer runs, so it is no edge.
-    Imports under `if TYPE_CHECKING:` never run and name types only, so they are no edge either;
-    a function-level import runs and counts."""
+    A function-level import counts, and so does one under `if TYPE_CHECKING:`: it never runs,
+    but a circle of type hints is still two modules that cannot be understood, moved or split
+    apart (a hint that would close one names a narrower type from below instead)."""
     is_package = path.name == "__init__.py"
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     targets: set[str] = set()
-    for node in _runtime_nodes(tree):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -122,26 +123,6 @@ def _imported_modules(name: str, path: Path, known: set[str]) -> set[str]:
             prefix = ".".join(parts[:i])
             if prefix in known and prefix not in own and prefix != name:
                 found.add(prefix)
-    return found
-
-
-def _type_checking_only(node: ast.AST) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node of `tree` outside `if TYPE_CHECKING:` blocks (their `else` runs, so it counts)."""
-    found: list[ast.AST] = []
-    pending: list[ast.AST] = [tree]
-    while pending:
-        node = pending.pop()
-        found.append(node)
-        if _type_checking_only(node):
-            pending.extend(node.orelse)  # type: ignore[attr-defined]
-        else:
-            pending.extend(ast.iter_child_nodes(node))
     return found
 
 
@@ -189,7 +170,8 @@ def module_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 @pytest.mark.parametrize("package", ("llm_cache", "stratune_core", "replay"))
 def test_no_module_cycle(package: str) -> None:
-    """No circle of imports between modules, also inside a sub-package, lazy imports included."""
+    """No circle of imports between modules, also inside a sub-package, lazy imports and those
+    for type hints alone (`if TYPE_CHECKING:`) included."""
     cycles = module_cycles(module_graph((package,)))
     assert not cycles, f"{len(cycles)} import cycles in {package}: {cycles}"
 
@@ -199,12 +181,13 @@ def test_the_cycle_check_sees_a_circle_through_a_package_init(tmp_path: Path) ->
     assert module_cycles(graph) == [["p.a", "p.b"]]
 
 
-def test_type_checking_imports_are_no_edge(tmp_path: Path) -> None:
+def test_type_checking_imports_are_edges(tmp_path: Path) -> None:
+    """An import for type hints alone still joins two modules: a circle of them fails."""
     (tmp_path / "m.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import p.a\n"
         "def f():\n    import p.b\n")
     found = _imported_modules("m", tmp_path / "m.py", {"p.a", "p.b"})
-    assert found == {"p.b"}
+    assert found == {"p.a", "p.b"}
 
 
 def test_relative_and_from_imports_resolve_to_modules() -> None:

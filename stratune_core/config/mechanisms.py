@@ -4,7 +4,7 @@ holds it.
 
 Each record field's `key` metadata is its flat spelling (`i2_window_drafts` for
 `I2Window.drafts`), read by `config/flat.py`; a new mechanism needs only its record here and its
-entry in `MECHANISMS`.
+entry in `MECHANISMS`. Its `DOC` is its row in the released-profile table of the docs.
 """
 
 from __future__ import annotations
@@ -24,10 +24,27 @@ T = TypeVar("T")
 
 
 @frozen(kw_only=True)
+class ProfileRow:
+    """A released variant's row in docs/profiles.md's released-profile table, rendered by
+    `replay/docs_tables.py`: the mechanism in words, the two profiles' values (a config key in
+    backquotes), the released code's per-dataset values ("—": one value for every dataset) and
+    the sections of docs/released-code.md it follows ("4.6")."""
+
+    what: str
+    paper: str
+    released: str
+    per_dataset: str = "—"
+    cites: tuple[str, ...]
+
+
+@frozen(kw_only=True)
 class StrategyFloors:
     """Force an untried I2 at `i2_frac` of the budget, an untried I3 at `i3_frac`."""
 
     SWITCH: ClassVar[str] = "strategy_floors"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what="strategy-schedule floors (untried I2 at 35% of the budget, I3 at 50%)",
+        paper="off (`strategy_floors`)", released="on", cites=("2.2",))
     i2_frac: float = float_field(0.35, UNIT, key="floor_i2_frac")
     i3_frac: float = float_field(0.50, UNIT, key="floor_i3_frac")
 
@@ -38,6 +55,11 @@ class EarlyStopping:
     submitted no draft in it either, as the released code does)."""
 
     SWITCH: ClassVar[str] = "early_stopping"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what="early stopping at epoch e ≥ 2 if epoch e−1 accepted nothing",
+        paper="off (`early_stopping`)",
+        released="on, and only if I2 submitted nothing in epoch e−1 (`early_stop_i2`)",
+        cites=("4.10",))
     unless_i2: bool = flag_field(False, key="early_stop_i2")
 
 
@@ -47,6 +69,10 @@ class ScreenSmoke:
     `broken` of them break and none is kept."""
 
     SWITCH: ClassVar[str] = "screen_smoke"  # the sample count; 0 is off
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what=("screening smoke check: the candidate alone on 8 solved samples, rejected if ≥ 6 "
+              "break and none is kept"),
+        paper="off (`screen_smoke: 0`)", released="8 (`screen_smoke_broken: 6`)", cites=("4.3",))
     samples: int = int_field(8, 1, key="screen_smoke")
     broken: int = int_field(6, 1, key="screen_smoke_broken")
 
@@ -57,6 +83,11 @@ class ScreenFutility:
     `losses` and the gain <= -eps_s."""
 
     SWITCH: ClassVar[str] = "screen_futility"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what=("screening stage 1: stop after max(12, |Q_s|/2) samples with losses − wins ≥ 2 "
+              "and gain ≤ −ε_s"),
+        paper="off (`screen_futility`)", released="on (`screen_stage1`, `screen_futility_losses`)",
+        cites=("4.3",))
     stage1: int = int_field(12, 1, key="screen_stage1")
     losses: int = int_field(2, 1, key="screen_futility_losses")
 
@@ -68,6 +99,11 @@ class Probation:
     LB(D, D+U) > `reject_lb`."""
 
     SWITCH: ClassVar[str] = "probation"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what=("probation: fewer than 6 changed samples or no clear verdict → a second, disjoint "
+              "screening set, decided on both"),
+        paper="off (`probation`)", released="on (`ready_changes: 6`, `probation_reject_lb: 0.65`)",
+        cites=("4.3", "4.6"))
     reject_lb: float = float_field(0.65, UNIT, key="probation_reject_lb")
 
 
@@ -77,6 +113,11 @@ class BranchSaves:
     strata each, and LB(D, D+U) <= `lb`, is saved without being accepted."""
 
     SWITCH: ClassVar[str] = "branch_saves"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what=("branch rule: wins and losses ≥ max(2, ⌈0.15·changes⌉), each in ≥ 2 strata → "
+              "saved, not accepted"),
+        paper="off (`branch_saves`)", released="on (`branch_min_frac`, `branch_lb: 0.60`)",
+        cites=("4.6",))
     min_frac: float = float_field(0.15, UNIT, key="branch_min_frac")
     lb: float = float_field(0.60, UNIT, key="branch_lb")
 
@@ -87,6 +128,10 @@ class DonorSalvage:
     solve `min_rescues` that s_t fails lend their rules to s_t."""
 
     SWITCH: ClassVar[str] = "donor_salvage"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what="donor salvage before final selection (released code only)",
+        paper="off (`donor_salvage`)",
+        released="up to 2 donors with ≥ 3 rescues and ≥ 20 samples run", cites=("3.6",))
     donors: int = int_field(2, 1, key="salvage_donors")
     min_rescues: int = int_field(3, 1, key="salvage_min_rescues")
     min_scores: int = int_field(20, 1, key="salvage_min_scores")
@@ -98,6 +143,10 @@ class Warmup:
     `max_batches` batches have run."""
 
     SWITCH: ClassVar[str] = "warmup_solved"  # the count; 0 is off
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what="warm-up: s0 runs batches until 18 solved samples are known",
+        paper="off (`warmup_solved`)", released="on", per_dataset="LiveMath 24",
+        cites=("1.2", "9.1"))
     solved: int = int_field(18, 1, key="warmup_solved")
     max_batches: int = int_field(6, 1, key="warmup_max_batches")
 
@@ -108,6 +157,9 @@ class ResidualPooling:
     s_t on other training samples."""
 
     SWITCH: ClassVar[str] = "residual_pooling"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what="residual pooling: a batch with < 6 failures borrows known failures",
+        paper="off (`residual_pooling`)", released="on", cites=("2.1",))
     min_failures: int = int_field(6, 1, key="residual_min_failures")
     width: int = int_field(36, 1, key="residual_width")
 
@@ -118,6 +170,9 @@ class AffordabilityGuards:
     ranks."""
 
     SWITCH: ClassVar[str] = "affordability_guards"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what="affordability guards narrowing the strategy menu",
+        paper="off (`affordability_guards`)", released="on", cites=("2.2",))
     multiplier: int = int_field(6, 1, key="guard_multiplier")
 
 
@@ -127,6 +182,9 @@ class I2Window:
     more than `slack` below s~."""
 
     SWITCH: ClassVar[str] = "i2_window"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what="I2 window submission: 4 drafts, 2 seats, −0.02 slack", paper="off (`i2_window`)",
+        released="on", cites=("3.2",))
     drafts: int = int_field(4, 1, key="i2_window_drafts")
     seats: int = int_field(2, 1, key="i2_window_seats")
     slack: float = float_field(0.02, UNIT, key="i2_window_slack")
@@ -138,6 +196,11 @@ class RankingSmoke:
     reference's ranking score."""
 
     SWITCH: ClassVar[str] = "ranking_smoke"  # the sample count; 0 is off
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what=("I2/I3 drafts run on 12 ranking samples first and die under 0.25 × the "
+              "reference's ranking score"),
+        paper="off (`ranking_smoke: 0`)", released="12 (`ranking_smoke_share: 0.25`)",
+        cites=("3.2", "3.3"))
     samples: int = int_field(12, 1, key="ranking_smoke")
     share: float = float_field(0.25, UNIT, key="ranking_smoke_share")
 
@@ -147,6 +210,9 @@ class VerifiedFixes:
     """The first `k` failures shown carry feedback preparation's blind solve."""
 
     SWITCH: ClassVar[str] = "verified_fixes"
+    DOC: ClassVar[ProfileRow] = ProfileRow(
+        what="verified fixes: blind solves of the first 8 lessons (released code only)",
+        paper="off (`verified_fixes`)", released="on", cites=("3.7",))
     k: int = int_field(8, 1, key="verified_fixes_k")
 
 

@@ -16,11 +16,10 @@ from attrs import frozen
 
 from stratune_core.records.enums import Strategy
 from stratune_core.records.errors import ConfigError
+from stratune_core.selection.outcomes import Outcomes
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from stratune_core.records.history import History
 
 ARMS: tuple[Strategy, ...] = (Strategy.I1, Strategy.I2, Strategy.I3)
 
@@ -41,7 +40,7 @@ class ArmStats:
         return self.reward / self.pulls if self.pulls else 0.0
 
 
-def arm_stats(history: History) -> dict[Strategy, ArmStats]:
+def arm_stats(history: Outcomes) -> dict[Strategy, ArmStats]:
     """Pulls and summed reward per arm. One pull per round: if a round records several choices
     (it should not), the first one is the round's strategy."""
     seen: set[int] = set()
@@ -62,7 +61,7 @@ def _argmax(values: list[float]) -> Strategy:
 
 
 def choose_bandit(
-    kind: BanditKind | str, *, history: History, rng: np.random.Generator, epsilon: float = 0.1
+    kind: BanditKind | str, *, history: Outcomes, rng: np.random.Generator, epsilon: float = 0.1
 ) -> Strategy:
     if kind not in BanditKind.__members__.values():
         names = ", ".join(k.value for k in BanditKind)

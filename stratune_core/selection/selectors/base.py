@@ -17,13 +17,12 @@ from attrs import frozen
 
 from stratune_core.records.enums import ChoiceRule, Strategy
 from stratune_core.records.errors import ConfigError
+from stratune_core.selection.outcomes import Outcomes, SelectorKnobs
 
 if TYPE_CHECKING:
     import numpy as np
 
     from stratune_core.budget.admission import Budget
-    from stratune_core.config.knobs import Config
-    from stratune_core.records.history import History
 
 
 @frozen(kw_only=True)
@@ -31,9 +30,9 @@ class SelectorContext:
     """What a selector may look at: the run so far and the round's randomness."""
 
     round: int
-    history: History
+    history: Outcomes  # a `History`
     budget: Budget
-    config: Config
+    config: SelectorKnobs  # a `Config`
     rng: np.random.Generator
     first_round: int = 0  # the round the first-round rule applies to (after a warm-up)
     offered: tuple[Strategy, ...] = tuple(Strategy)  # the affordability guards' menu

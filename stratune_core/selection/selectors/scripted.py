@@ -5,16 +5,14 @@ one fixed strategy, a uniform random one, a rotation, or another run's recorded 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import TYPE_CHECKING, ClassVar, Self
+from typing import ClassVar, Self
 
 from attrs import field, frozen
 
 from stratune_core.records.enums import ChoiceRule, Strategy
 from stratune_core.records.errors import ConfigError
+from stratune_core.selection.outcomes import Chosen
 from stratune_core.selection.selectors.base import Pick, Selector, SelectorContext, enum_argument
-
-if TYPE_CHECKING:
-    from stratune_core.records.events import OperatorChosen
 
 ORDER: tuple[Strategy, ...] = tuple(Strategy)  # I1, I2, I3
 
@@ -65,7 +63,7 @@ class Rotation(Selector):
 
 
 def recorded_strategies(
-    rounds: int, chosen: Iterable[OperatorChosen]
+    rounds: int, chosen: Iterable[Chosen]
 ) -> tuple[Strategy | None, ...]:
     """The strategy sequence a `replay:` selector follows, aligned by round: entry r is the
     strategy the recorded run used in its round r, None for a round it ran without choosing one
