@@ -33,6 +33,10 @@ FIELD_ROWS: Mapping[str, ProfileRow] = {
         what="answer options' base rates over the training set",
         paper="off (`feedback_global_stats`)", released="off", per_dataset="`livemath_opus`: on",
         cites=("2.1", "9.1")),
+    "past_revisions": ProfileRow(
+        what="the selection prompt's history rows",
+        paper="every attempt, newest first, and by selected form (`past_revisions`)",
+        released="per strategy the latest success and the latest failure", cites=("2.4",)),
     "i2_without_failures": ProfileRow(
         what=("a batch without failures (after pooling) still takes an I2 step when a "
               "refinement is under way"),
