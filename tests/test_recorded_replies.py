@@ -1,5 +1,7 @@
-"""Every optimizer reply stored in the caches of `traces/` (and in the corpus
-of an earlier, replaced demo trace, `tests/data/optimizer_replies_demo_v1.jsonl`), re-parsed with
+"""Every optimizer reply stored in the caches of `traces/` (and in the corpora of replaced demo
+traces: `tests/data/optimizer_replies_demo_v1.jsonl`, the first demo trace, and
+`optimizer_replies_demo_v3.jsonl`, the candidate-generation replies of the demo and F4-only
+traces recorded with prompt version 3), re-parsed with
 the old and the new reading of single-form candidates.
 
 Old: the <form> label decides, and a label other than the one requested form is an invalid
@@ -116,6 +118,7 @@ def _limits(source: Path) -> dict[str, int]:
 
 
 CORPUS = Path(__file__).resolve().parent / "data" / "optimizer_replies_demo_v1.jsonl"
+CORPUS_V3 = CORPUS.with_name("optimizer_replies_demo_v3.jsonl")
 
 
 def _stratune_run(path: Path) -> bool:
@@ -127,7 +130,7 @@ def _stratune_run(path: Path) -> bool:
     return method is None or method.get("_type") == "StraTuneMethod"
 
 
-TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if _stratune_run(p)), CORPUS]
+TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if _stratune_run(p)), CORPUS, CORPUS_V3]
 PINNED = Path(__file__).resolve().parent / "data" / "reply_verdicts.json"
 PIN_ENV = "STRATUNE_PIN_REPLIES"  # =1 rewrites PINNED from today's verdicts (after a new trace)
 
