@@ -300,14 +300,21 @@ def test_calls_left_running_by_an_interrupt_are_cancelled_on_close(tmp_path, cap
     backend = FunctionBackend(Scripted(), concurrency=None)
     backend.acomplete = slow  # type: ignore[method-assign]
     llm = CachedLLM.open(tmp_path / "cache", backends={Role.TARGET: backend}, retry_policy=FAST)
-    # A real SIGINT: it wakes the main thread blocked on the result, as Ctrl-C does.
+    # A real SIGINT: it wakes the main thread blocked on the result, as Ctrl-C does. A shell
+    # that starts the suite in the background ignores SIGINT for it; the test would then wait
+    # for ever, so it takes Python's own handler for its duration.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     interrupter = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
-    with caplog.at_level("ERROR", logger="asyncio"):
-        interrupter.start()
-        with pytest.raises(KeyboardInterrupt):
-            llm.complete([ask(q) for q in "abc"])
-        assert started.is_set()
-        llm.close()
+    try:
+        with caplog.at_level("ERROR", logger="asyncio"):
+            interrupter.start()
+            with pytest.raises(KeyboardInterrupt):
+                llm.complete([ask(q) for q in "abc"])
+            assert started.is_set()
+            llm.close()
+            release.set()
+            gc.collect()
+    finally:
         release.set()
-        gc.collect()
+        signal.signal(signal.SIGINT, previous)
     assert "destroyed" not in caplog.text and "never retrieved" not in caplog.text
