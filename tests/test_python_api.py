@@ -164,7 +164,8 @@ def test_load_run_gives_records_for_a_data_frame(tmp_path: Path) -> None:
     candidates = run.to_records("candidates")
     assert len(candidates) == sum(len(r.candidates) for r in run.rounds)
     assert {c["verdict"] for c in candidates} <= {"accepted", "saved", "rejected_screening",
-                                                  "rejected_validation", "unaffordable", None}
+                                                  "rejected_validation", "unaffordable",
+                                                  "not_submitted", None}
 
 
 def test_evaluate_with_a_baseline(tmp_path: Path) -> None:

@@ -22,7 +22,9 @@ from stratune_core.selection.selectors.registry import SELECTORS
 from stratune_core.selection.selectors.scripted import ReplaySequence
 from tests.test_flat_manifests import flat
 
-DEMO = Path(__file__).resolve().parents[1] / "traces" / "demo" / "manifest.json"
+# the demo trace's manifest as first recorded (flat config, no method, no stop rule), kept when
+# the trace was recorded again
+DEMO = Path(__file__).resolve().parent / "data" / "legacy_manifests" / "demo.json"
 EXAMPLES = [s for cls in SELECTORS for s in cls.examples()]
 
 

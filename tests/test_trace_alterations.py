@@ -346,7 +346,12 @@ def test_view_and_compare_mark_each_run_by_its_seal(recorded, plain, tmp_path, c
     assert "check FAILED:" in shown and "usage.json" in shown and "edited after the run" in shown
     assert main(["view", str(plain)]) == 0
     assert "files match the seal" in " ".join(capsys.readouterr().out.split())
-    legacy = Path(__file__).resolve().parents[1] / "traces" / "demo"
+    # a run recorded before seals: the demo trace without its seal
+    legacy = tmp_path / "legacy"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "traces" / "demo", legacy)
+    manifest = json.loads((legacy / "manifest.json").read_text(encoding="utf-8"))
+    del manifest["seal"]
+    (legacy / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     assert main(["compare", str(altered), str(plain), str(legacy), "--table", "runs",
                  "--format", "csv"]) == 0
     header, *rows = csv.reader(capsys.readouterr().out.splitlines()[1:])

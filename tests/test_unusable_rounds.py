@@ -24,7 +24,6 @@ from tests.support.cli import main, record_in_process
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 NONSENSE = "I am a small model and I like turtles."
-TRACES = Path(__file__).resolve().parents[1] / "traces"
 
 
 class _Nonsense:
@@ -108,9 +107,13 @@ def test_plan_warns_of_it_for_a_local_optimizer():
     assert "warning: the optimizer gguf:smollm2@reset is a local model" in console.file.getvalue()
 
 
+LEGACY = Path(__file__).resolve().parent / "data" / "legacy_manifests"
+
+
 @pytest.mark.parametrize("trace", ["demo", "demo-i1-only", "demo-f4-only"])
 def test_a_run_recorded_before_the_rule_reads_it_as_off(trace):
-    text = (TRACES / trace / "manifest.json").read_text(encoding="utf-8")
+    """The demo traces' manifests as first recorded, before the rule existed."""
+    text = (LEGACY / f"{trace}.json").read_text(encoding="utf-8")
     assert "max_unusable_rounds" not in text
     assert manifest_from_json(text).config.max_unusable_rounds is None
 
