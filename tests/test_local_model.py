@@ -161,10 +161,15 @@ def test_module_prints_the_model_path_or_says_what_to_install():
 def test_demo_live_ends_with_the_test_score_before_and_after():
     from replay.show import load_run
 
-    run = load_run(demo.TRACES / "demo")  # a recorded run with an evaluation, as demo-live's
+    # recorded runs with an evaluation, as demo-live's: one that learnt a skill, one that did not
+    run = load_run(demo.TRACES / "demo-gepa")
     scores = run.evaluation["scores"]
     before, after = scores[run.view.started.initial_skill_id], scores[run.view.finished.final_id]
     line = demo.learned_line(run.view, run.evaluation)
     assert line.startswith(f"test score on {run.evaluation['n']} test samples: ")
     assert f"{before:.3f} before, {after:.3f} after training" in line and "\n" not in line
+    unchanged = load_run(demo.TRACES / "demo")
+    assert demo.learned_line(unchanged.view, unchanged.evaluation) == (
+        "test score on 48 test samples: 0.021 before and after (no candidate was accepted: the "
+        "final skill is the initial one)")
     assert demo.learned_line(run.view, None) == "no test score: the run has no evaluation"
