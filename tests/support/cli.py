@@ -150,4 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if os.environ.get("STRATUNE_TEST_INTERRUPT_AFTER"):
+        # the simulated Ctrl-C needs the handler a terminal gives: a suite started in the
+        # background hands its children SIGINT ignored
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.exit(main())
