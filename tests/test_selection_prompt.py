@@ -15,6 +15,7 @@ from stratune_core.prompts.history import recent_cases
 from stratune_core.prompts.templates import selection_prompt
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
 from stratune_core.records.history import History, HistoryEntry, OperatorChoice
+from tests.support.docs import page
 
 
 def _entry(r: int, s: Strategy, verdict: Verdict, **kw) -> HistoryEntry:
@@ -166,3 +167,30 @@ def test_a_typical_selection_prompt_is_small():
     profile (by strategy and by form), two per strategy in the released one."""
     paper, released = estimate_tokens(prompt()), estimate_tokens(prompt(past_revisions=True))
     assert 800 < released < paper < 3_000, (released, paper)
+
+
+def _forty_attempts() -> History:
+    """40 rounds cycling I1, I2, I3, each a rejected candidate with a theme and a reason."""
+    h = History()
+    for r in range(40):
+        s = list(Strategy)[r % 3]
+        h = h.add_choice(OperatorChoice(
+            round=r, strategy=s, form=None if s is Strategy.I1 else Form.F3,
+            why="the failures share a cause that a procedure step would fix in one place"))
+        h = h.add_entry(_entry(r, s, Verdict.REJECTED_SCREENING,
+                               form=Form.F1 if s is Strategy.I1 else Form.F3, screen_gain=-0.03,
+                               screen_wins=1, screen_losses=3, regressions=3, improvements=1,
+                               reasons=(Reason.MORE_LOSSES_THAN_WINS,),
+                               theme="a short theme of the change"))
+    return h
+
+
+def test_forty_attempts_cost_what_the_docs_say():
+    """docs/optimizer.md's figures for a prompt with 6 failures and 40 attempts."""
+    said = re.search(r"attempts is ([\d,]+) tokens in the paper layout against ([\d,]+) in the "
+                     r"released one", " ".join(page("optimizer.md").split()))
+    assert said is not None
+    paper = estimate_tokens(prompt(history=_forty_attempts(), budget=32_000))
+    released = estimate_tokens(prompt(history=_forty_attempts(), budget=32_000,
+                                      past_revisions=True))
+    assert (f"{paper:,}", f"{released:,}") == said.groups()

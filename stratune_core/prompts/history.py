@@ -98,12 +98,9 @@ def attempt_rows(history: History) -> tuple[str, ...]:
 
 def form_rows(history: History) -> tuple[str, ...]:
     """The attempts whose form was chosen with the strategy, by form, newest first in each."""
-    rows = []
-    for form in Form:
-        for entry in reversed(history.entries):
-            if entry.form is form and form_selected(entry, history):
-                rows.append(f"- {form.value}: " + describe_entry(entry, history, why=False)[2:])
-    return tuple(rows)
+    selected = [e for e in reversed(history.entries) if form_selected(e, history)]
+    return tuple(describe_entry(e, history, why=False, label=f"{form.value}: ")
+                 for form in Form for e in selected if e.form is form)
 
 
 def _success(entry: HistoryEntry) -> bool:
@@ -123,9 +120,11 @@ def recent_cases(history: History) -> tuple[HistoryEntry, ...]:
     return tuple(history.entries[i] for i in sorted(chosen))
 
 
-def describe_entry(entry: HistoryEntry, history: History, *, why: bool = True) -> str:
+def describe_entry(entry: HistoryEntry, history: History, *, why: bool = True,
+                   label: str = "") -> str:
     """One row: round, operator, theme, decision (with the failed checks), screening gain with
-    W/L and D/U, validation gain and whether it held, and why the operator was chosen."""
+    W/L and D/U, validation gain and whether it held, and why the operator was chosen; `label`
+    leads the row (the form of a form-history row)."""
     form = f"+{entry.form.value}" if entry.form is not None else ""
     theme = f" “{_clip(entry.theme, THEME_CHARS)}”" if entry.theme else ""
     decision = _VERDICT_TEXT[entry.verdict]
@@ -143,7 +142,7 @@ def describe_entry(entry: HistoryEntry, history: History, *, why: bool = True) -
     choice = history.choice_in(entry.round) if why else None
     if choice is not None and choice.why:
         parts.append(f"chosen because: {_clip(choice.why, WHY_CHARS)}")
-    return "- " + "; ".join(parts)
+    return "- " + label + "; ".join(parts)
 
 
 def case_rows(history: History) -> tuple[str, ...]:
