@@ -8,11 +8,12 @@ from collections import Counter
 import stratune_core.records.events as ev
 from stratune_core.config.knobs import Config
 from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
+from stratune_core.methods.replies import opened_block
 from stratune_core.methods.spec import TextGradMethod
 from stratune_core.records.enums import StopReason
 from stratune_core.records.serde import unstructure
 from tests.support.toy import RULES, ToyTask
-from tests.support.toy_methods import run_method, unattributed
+from tests.support.toy_methods import MethodOptimizer, run_method, unattributed
 
 
 def _of(events, cls):
@@ -82,3 +83,30 @@ def test_same_seed_same_events_and_max_rounds():
     assert [unstructure(e) for e in a] == [unstructure(e) for e in b]
     assert a[-1].reason is StopReason.MAX_ROUNDS and a[-1].rounds == 4
 
+
+
+def test_the_update_is_read_as_textgrads_released_optimizer_reads_it():
+    """The text after the first opening tag, up to its closing tag or the end of the reply."""
+    tag = "improved_skill"
+    assert opened_block(f"x <{tag}>A</{tag}> <{tag}>B</{tag}>", tag) == ("A", True)
+    assert opened_block(f"<{tag}>\nA rule.\nAnother, cut at the lim", tag) == (
+        "A rule.\nAnother, cut at the lim", False)
+    assert opened_block(f"<{tag}>  </{tag}>", tag) == (None, True)
+    assert opened_block("I would add a rule.", tag) == (None, False)
+
+
+class _CutOptimizer(MethodOptimizer):
+    """Every update reply stops before its closing tag, as at the token limit."""
+
+    def _update(self, prompt: str) -> str:
+        return super()._update(prompt).rsplit("</", 1)[0]
+
+
+def test_an_update_cut_at_the_token_limit_is_still_validated():
+    events, state, _ = run_method(TextGradMethod(), Config(seed=3), ToyTask(n_train=36),
+                                  _CutOptimizer(mixed=False))
+    decided = [d for d in _of(events, ev.UpdateDecided) if d.candidate_id is not None]
+    assert decided
+    assert all(d.detail == "no </improved_skill>: read to the end of the reply" for d in decided)
+    assert not any(d.verdict is UpdateVerdict.UNUSABLE for d in _of(events, ev.UpdateDecided))
+    assert any(rule in state.text(events[-1].final_id) for rule in RULES.values())

@@ -18,7 +18,7 @@ from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
 from stratune_core.methods.opening import open_with_validation
 from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
-from stratune_core.methods.replies import last_block
+from stratune_core.methods.replies import opened_block
 from stratune_core.methods.spec import TextGradMethod
 from stratune_core.methods.splits import chunks, epoch_order
 from stratune_core.methods.state import MethodState
@@ -86,11 +86,11 @@ def _step(state: MethodState, env: Env, batch: Sequence[str], val: Sequence[str]
                           for e in executions if e is not None])
     reply = ask(env, [optimizer_request(env, update_prompt(skill, gradients),
                                         kind=CallKind.SKILL_UPDATE, system=UPDATE_SYSTEM)])[0]
-    text = last_block(reply, SKILL_TAG)
+    text, closed = opened_block(reply, SKILL_TAG)
     step_round = state.round
     if text is None or text == skill:
         verdict = UpdateVerdict.UNUSABLE if text is None else UpdateVerdict.UNCHANGED
-        detail = f"no <{SKILL_TAG}> block in the reply" if text is None else ""
+        detail = f"no <{SKILL_TAG}> tag in the reply" if text is None else ""
         out.append(UpdateDecided(round=step_round, parent_id=parent, candidate_id=None,
                                  verdict=verdict, reference_score=best, detail=detail))
         return state.evolve(round=step_round + 1), tuple(out), best
@@ -107,7 +107,8 @@ def _step(state: MethodState, env: Env, batch: Sequence[str], val: Sequence[str]
     kept = score >= best - 1e-12  # reverted only when the validation score drops
     out.append(UpdateDecided(round=step_round, parent_id=parent, candidate_id=candidate,
                              verdict=UpdateVerdict.KEPT if kept else UpdateVerdict.REVERTED,
-                             score=score, reference_score=best))
+                             score=score, reference_score=best,
+                             detail="" if closed else f"no </{SKILL_TAG}>: read to the end of the reply"))
     if kept:
         state = state.accept(candidate)
     return state.evolve(round=step_round + 1), tuple(out), score if kept else best
