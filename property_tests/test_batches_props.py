@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from property_tests.strategies import sample_lists, seeds
+from stratune_core.methods.splits import balanced_chunks
 from stratune_core.round.batches import make_batches
 
 
@@ -36,3 +37,18 @@ def test_batches_deterministic(samples, n_batches: int, seed: int) -> None:
     """Same samples, count and seed, same batches."""
     a = make_batches(samples, n_batches, np.random.default_rng(seed))
     assert a == make_batches(samples, n_batches, np.random.default_rng(seed))
+
+
+@given(st.integers(0, 120), st.integers(1, 9))
+def test_trace2skill_merge_batches_hold_every_record_once_in_balanced_groups(n: int,
+                                                                             size: int) -> None:
+    """Every record in exactly one group; beyond one group, no group under half `size` or at
+    1.5 `size` or more, and a remainder of half a group or more is a group of its own."""
+    groups = balanced_chunks(list(range(n)), size)
+    assert sorted(x for g in groups for x in g) == list(range(n))
+    if n <= size:
+        assert len(groups) == (1 if n else 0)
+        return
+    full, rest = divmod(n, size)
+    assert len(groups) == full + (1 if rest >= size / 2 else 0)
+    assert all(size / 2 <= len(g) < 1.5 * size for g in groups)

@@ -3,13 +3,17 @@ the best on the evolution samples or the initial skill."""
 
 from __future__ import annotations
 
+from attrs import frozen
+
 import stratune_core.records.events as ev
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
+from stratune_core.methods import trace2skill_prompts
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.spec import Trace2SkillMethod
+from stratune_core.methods.splits import balanced_chunks
 from tests.support.toy import ToyTask
-from tests.support.toy_methods import run_method, unattributed
+from tests.support.toy_methods import MethodOptimizer, run_method, unattributed
 
 
 def _of(events, cls):
@@ -64,3 +68,59 @@ def test_a_budget_below_four_passes_shrinks_the_evolution_samples():
     first = _of(events, ev.TargetExecuted)[0]
     assert len(first.sample_ids) == 25  # 100 // (1 + 3 seeds)
     assert unattributed(events, 100) is None
+
+
+@frozen
+class _OneLessonEach(MethodOptimizer):
+    """Every analyst gives one lesson; every merge gives one lesson, or none when `fails`."""
+
+    fails: bool = False
+
+    def _analyse(self, prompt: str) -> str:
+        return f"<lesson>lesson {len(prompt) % 97}</lesson>"
+
+    def _merge(self, prompt: str) -> str:
+        return "Nothing to merge." if self.fails else "<lesson>merged</lesson>"
+
+
+def _merge_calls(llm) -> list[str]:
+    return [r.messages[0].text() for r in llm.calls
+            if r.system == trace2skill_prompts.MERGE_SYSTEM]
+
+
+def test_groups_of_five_are_merged_into_one_record_level_by_level():
+    """48 records: 10 groups (the remainder of 3 is a group), then 2, then 1: 13 merges in
+    3 levels, and the skill is written from the one merged record."""
+    events, _, llm = run_method(Trace2SkillMethod(seeds=(41,)), Config(seed=0),
+                                ToyTask(n_train=48), _OneLessonEach(mixed=False))
+    done = _of(events, ev.ConsolidationDone)[0]
+    assert (done.groups, done.levels, done.lessons) == (13, 3, 1)
+    merges = _merge_calls(llm)
+    assert [m.count("<record>") for m in merges[:10]] == [5] * 9 + [3]
+    assert [m.count("<record>") for m in merges[10:]] == [5, 5, 2]
+
+
+def test_the_level_cap_ends_with_one_forced_merge():
+    events, _, llm = run_method(Trace2SkillMethod(seeds=(41,), merge_levels=1), Config(seed=0),
+                                ToyTask(n_train=48), _OneLessonEach(mixed=False))
+    done = _of(events, ev.ConsolidationDone)[0]
+    assert (done.groups, done.levels) == (11, 1)
+    assert _merge_calls(llm)[-1].count("<record>") == 10
+
+
+def test_a_merge_without_lessons_keeps_its_groups_records():
+    """Merges that give nothing leave the 48 records as they were at every level; the forced
+    merge fails too, so the first record (in the seed's order) is written."""
+    events, _, llm = run_method(Trace2SkillMethod(seeds=(41,)), Config(seed=0),
+                                ToyTask(n_train=48), _OneLessonEach(mixed=False, fails=True))
+    done = _of(events, ev.ConsolidationDone)[0]
+    assert (done.groups, done.levels, done.lessons) == (5 * 10 + 1, 5, 1)
+    assert _merge_calls(llm)[-1].count("<record>") == 48
+
+
+def test_merge_batches_are_balanced_as_the_released_code_batches_them():
+    assert [len(g) for g in balanced_chunks(list(range(48)), 5)] == [5] * 9 + [3]
+    assert [len(g) for g in balanced_chunks(list(range(47)), 5)] == [6, 6] + [5] * 7
+    assert balanced_chunks([1, 2, 3, 4, 5, 6, 7], 5) == ((1, 2, 3, 4, 5, 6, 7),)
+    assert balanced_chunks([1, 2], 5) == ((1, 2),)
+    assert balanced_chunks([], 5) == ()

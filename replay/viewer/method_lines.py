@@ -90,7 +90,13 @@ def _(e: LessonsExtracted) -> Text:
 def _(e: ConsolidationDone) -> Text:
     made = short_id(e.candidate_id) if e.candidate_id else "no skill"
     detail = f": {e.detail}" if e.detail else ""
-    return Text(f"consolidation seed {e.seed} over {e.groups} groups: {made}{detail}")
+    return Text(f"consolidation seed {e.seed} over {e.groups} groups{consolidation_shape(e)}: {made}{detail}")
+
+
+def consolidation_shape(e: ConsolidationDone) -> str:
+    """The merge levels and the lessons the skill was written from, where recorded."""
+    levels = f" in {e.levels} level(s)" if e.levels else ""
+    return levels + (f", {e.lessons} lesson(s) written" if e.lessons else "")
 
 
 @event_line.register

@@ -15,7 +15,7 @@ from rich.text import Text
 from replay.serde import Manifest
 from replay.viewer.charts import HEIGHT, WIDTH
 from replay.viewer.costs import cost_table
-from replay.viewer.method_lines import gepa_outcome
+from replay.viewer.method_lines import consolidation_shape, gepa_outcome
 from replay.viewer.model import RunView
 from replay.viewer.style import short_id
 from replay.viewer.tables import cost_line
@@ -131,7 +131,7 @@ def _row(e: Event) -> tuple[str, ...] | None:
     if isinstance(e, ConsolidationDone):
         skill = short_id(e.candidate_id) if e.candidate_id else ""
         return (f"consolidation seed {e.seed}", skill, "", "",
-                f"{e.groups} groups" + (f": {e.detail}" if e.detail else ""))
+                f"{e.groups} groups{consolidation_shape(e)}" + (f": {e.detail}" if e.detail else ""))
     if isinstance(e, GepaIteration) and e.candidate_id is not None:
         return (f"iteration {e.round}", short_id(e.candidate_id), _score(e.validation), "",
                 gepa_outcome(e).split(", ", 1)[1])

@@ -2,7 +2,8 @@
 
 Estimates, not a dry run: the target executions are capped by B and assume the method uses
 as much of it as its procedure allows; optimizer calls follow from the steps that fit.
-Iter-CoT assumes half the zero-shot answers are wrong and revisions halve them each turn.
+Iter-CoT assumes half the zero-shot answers are wrong and revisions halve them each turn;
+Trace2Skill that every trajectory gives lessons.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from stratune_core.methods.spec import (
     TextGradMethod,
     Trace2SkillMethod,
 )
-
-LESSONS_PER_TRAJECTORY = 1.5
+from stratune_core.methods.splits import balanced_chunks
 
 
 @frozen(kw_only=True)
@@ -47,12 +47,12 @@ def estimate(spec: MethodSpec, n_train: int, budget: int) -> MethodEstimate:
                               uncounted_target_calls=math.ceil(first / 2 - wrong), steps=turns)
     if isinstance(spec, Trace2SkillMethod):
         m = min(n_train, budget // (1 + len(spec.seeds)))
-        records = math.ceil(m * LESSONS_PER_TRAJECTORY)
-        merges, levels = 0, 0
-        while records > spec.group_size and levels < spec.merge_levels:
+        records, merges, levels = m, 0, 0  # a record per trajectory, all assumed to teach
+        while records > 1 and levels < spec.merge_levels:
             levels += 1
-            records = math.ceil(records / spec.group_size)
+            records = len(balanced_chunks(range(records), spec.group_size))
             merges += records
+        merges += records > 1  # the forced merge after the last level
         return MethodEstimate(target_executions=m * (1 + len(spec.seeds)),
                               optimizer_calls=m + len(spec.seeds) * (merges + 1),
                               steps=len(spec.seeds))

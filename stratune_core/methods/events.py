@@ -105,11 +105,14 @@ class LessonsExtracted:
 
 @frozen(kw_only=True)
 class ConsolidationDone:
-    """Trace2Skill: one consolidation run (record order and grouping from `seed`)."""
+    """Trace2Skill: one consolidation run (record order and grouping from `seed`): `groups`
+    merge calls over `levels` levels, and the number of `lessons` the skill was written from."""
 
     seed: int
     candidate_id: str | None
     groups: int
+    levels: int = 0
+    lessons: int = 0
     detail: str = ""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -11,6 +12,8 @@ from stratune_core.records.state import round_rng
 
 SPLIT_STREAM = 7  # rng streams of the baselines, apart from StraTune's per-round streams
 ORDER_STREAM = 8
+
+T = TypeVar("T")
 
 
 def split_fit_validation(ids: Sequence[str], validation_frac: float,
@@ -32,7 +35,23 @@ def chunks(ids: Sequence[str], size: int) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(ids[i:i + size]) for i in range(0, len(ids), size))
 
 
-def seeded_order(items: Sequence[str], seed: int) -> tuple[str, ...]:
+def balanced_chunks(items: Sequence[T], size: int) -> tuple[tuple[T, ...], ...]:
+    """Groups of `size`; a remainder under half a group is dealt one by one over the first
+    groups instead of forming a small group of its own (Trace2Skill's merge batches)."""
+    if len(items) <= size:
+        return (tuple(items),) if items else ()
+    full, rest = divmod(len(items), size)
+    groups = [list(items[i * size:(i + 1) * size]) for i in range(full)]
+    tail = list(items[full * size:])
+    if rest and rest < size / 2:
+        for i, item in enumerate(tail):
+            groups[i % full].append(item)
+    elif rest:
+        groups.append(tail)
+    return tuple(tuple(g) for g in groups)
+
+
+def seeded_order(items: Sequence[T], seed: int) -> tuple[T, ...]:
     """`items` shuffled by a seed of its own (Trace2Skill's consolidation seeds)."""
     rng = np.random.default_rng(seed)
     return tuple(items[i] for i in rng.permutation(len(items)))

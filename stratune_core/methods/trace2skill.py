@@ -3,9 +3,12 @@
 1. The initial skill runs on the evolution samples (all of train, or as many as leave room to
    score every consolidated skill on them too: m = min(n, B / (1 + runs))).
 2. One analyst call per trajectory, successes and failures alike, extracts lessons.
-3. Each consolidation seed (41, 42, 43) shuffles the lesson records and groups them in that
-   order; each group is merged, the merged lists are grouped and merged again until one list is
-   left, and a last call writes the skill from the initial skill and that list.
+3. Each consolidation seed (41, 42, 43) shuffles the records (one per trajectory that gave
+   lessons) and groups them in that order, a small remainder dealt over the first groups; each
+   group is merged into one record, level by level, until one record is left. A merge that
+   gives no lessons keeps its group's records; records still left after the last level get one
+   forced merge (or, if that fails, the first stands). A last call writes the skill from the
+   initial skill and that record.
 4. Every consolidated skill runs on the evolution samples; the final skill is the best of them
    unless all score below the initial skill, which is then kept.
 """
@@ -22,7 +25,7 @@ from stratune_core.methods.finish import finish
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.replies import all_blocks, last_block
 from stratune_core.methods.spec import Trace2SkillMethod
-from stratune_core.methods.splits import chunks, epoch_order, seeded_order
+from stratune_core.methods.splits import balanced_chunks, epoch_order, seeded_order
 from stratune_core.methods.state import MethodState, start
 from stratune_core.methods.trace2skill_prompts import (
     ANALYST_SYSTEM,
@@ -90,50 +93,64 @@ def iterate(spec: Trace2SkillMethod, config: Config, task: Task, llm: LLM) -> It
     yield state, (*events, *done)
 
 
+Record = tuple[str, ...]  # the lessons of one trajectory, or of one merge
+
+
 def _analyse(state: MethodState, env: Env, skill_id: str,
-             sample_ids: Sequence[str]) -> tuple[tuple[str, ...], tuple[Event, ...]]:
-    """Every trajectory's lessons, in sample order, with one event per trajectory."""
+             sample_ids: Sequence[str]) -> tuple[tuple[Record, ...], tuple[Event, ...]]:
+    """One record per trajectory that gave lessons, in sample order, and one event per
+    trajectory."""
     executions = [state.ledger.get(skill_id, x) for x in sample_ids]
     skill = state.text(skill_id)
     replies = ask(env, [optimizer_request(env, analyst_prompt(skill, render(env, e), e.solved),
                                           kind=CallKind.REFLECTION, system=ANALYST_SYSTEM)
                         for e in executions if e is not None])
-    records: list[str] = []
+    records: list[Record] = []
     events: list[Event] = []
     for e, reply in zip([e for e in executions if e is not None], replies, strict=True):
         lessons = all_blocks(reply, LESSON_TAG)
-        records.extend(lessons)
+        if lessons:
+            records.append(lessons)
         events.append(LessonsExtracted(sample_id=e.sample_id, solved=e.solved,
                                        lessons=len(lessons)))
     return tuple(records), tuple(events)
 
 
-def _consolidate(state: MethodState, env: Env, spec: Trace2SkillMethod, records: Sequence[str],
-                 seed: int) -> tuple[MethodState, tuple[Event, ...], str | None]:
+def _consolidate(state: MethodState, env: Env, spec: Trace2SkillMethod,
+                 records: Sequence[Record], seed: int
+                 ) -> tuple[MethodState, tuple[Event, ...], str | None]:
     """One consolidation run: the records in the seed's order, merged group by group, level by
-    level, then written into a skill."""
+    level, into one record, which is then written into a skill."""
     level = list(seeded_order(records, seed))
-    groups, levels = 0, 0
-    while len(level) > spec.group_size and levels < spec.merge_levels:
+    merges, levels = 0, 0
+    while len(level) > 1 and levels < spec.merge_levels:
         levels += 1
-        merged = ask(env, [optimizer_request(env, merge_prompt(group), kind=CallKind.SKILL_UPDATE,
-                                             system=MERGE_SYSTEM)
-                           for group in chunks(level, spec.group_size)])
-        groups += len(merged)
-        shorter = [lesson for reply in merged for lesson in all_blocks(reply, LESSON_TAG)]
-        shrunk = len(shorter) < len(level)
-        level = shorter
-        if not shrunk:  # the merges no longer shorten the list: stop merging
-            break
+        groups = balanced_chunks(level, spec.group_size)
+        level = [record for group, merged in zip(groups, _merge(env, groups), strict=True)
+                 for record in ((merged,) if merged else group)]
+        merges += len(groups)
+    if len(level) > 1:  # the level cap reached: one forced merge of what is left
+        forced = _merge(env, (tuple(level),))[0]
+        merges += 1
+        level = [forced or level[0]]
+    done = {"seed": seed, "groups": merges, "levels": levels}
     if not level:
-        return state, (ConsolidationDone(seed=seed, candidate_id=None, groups=groups,
+        return state, (ConsolidationDone(**done, candidate_id=None,
                                          detail="no lessons to consolidate"),), None
+    lessons = level[0]
     skill = state.text(state.current_id)
-    reply = ask(env, [optimizer_request(env, write_prompt(skill, level),
+    reply = ask(env, [optimizer_request(env, write_prompt(skill, lessons),
                                         kind=CallKind.SKILL_UPDATE, system=WRITE_SYSTEM)])[0]
     text = last_block(reply, SKILL_TAG)
     if text is None:
-        return state, (ConsolidationDone(seed=seed, candidate_id=None, groups=groups,
+        return state, (ConsolidationDone(**done, candidate_id=None, lessons=len(lessons),
                                          detail=f"no <{SKILL_TAG}> block in the reply"),), None
     state, sid, added = state.add_skill(text, state.current_id)
-    return state, (*added, ConsolidationDone(seed=seed, candidate_id=sid, groups=groups)), sid
+    return state, (*added, ConsolidationDone(**done, candidate_id=sid, lessons=len(lessons))), sid
+
+
+def _merge(env: Env, groups: Sequence[Sequence[Record]]) -> tuple[Record, ...]:
+    """Each group's merged record; empty where the reply held no lesson."""
+    replies = ask(env, [optimizer_request(env, merge_prompt(group), kind=CallKind.SKILL_UPDATE,
+                                          system=MERGE_SYSTEM) for group in groups])
+    return tuple(all_blocks(reply, LESSON_TAG) for reply in replies)

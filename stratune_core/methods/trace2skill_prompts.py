@@ -1,11 +1,13 @@
 """Trace2Skill's optimizer calls, in our own words: an analyst per trajectory (lessons from a
-success or a failure), a merge per group of lessons, and the writing of the skill."""
+success or a failure), a merge per group of records (each record the lessons of a trajectory or
+of an earlier merge), and the writing of the skill."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 LESSON_TAG = "lesson"
+RECORD_TAG = "record"
 SKILL_TAG = "new_skill"
 
 ANALYST_SYSTEM = (
@@ -36,17 +38,22 @@ def analyst_prompt(skill: str, trajectory: str, solved: bool) -> str:
             "none if nothing generalises.")
 
 
-def merge_prompt(lessons: Sequence[str]) -> str:
-    items = "\n".join(f"<{LESSON_TAG}>{x}</{LESSON_TAG}>" for x in lessons)
-    return (f"Lessons from several trajectories:\n{items}\n\nMerge duplicates, generalise "
-            "lessons that say the same thing for different cases, resolve conflicts in favour "
-            "of the better supported lesson, and drop lessons specific to one task. Reply with "
-            f"the consolidated lessons, each between <{LESSON_TAG}> and </{LESSON_TAG}>.")
+def merge_prompt(records: Sequence[Sequence[str]]) -> str:
+    items = "\n".join(f"<{RECORD_TAG}>\n" + _lessons(r) + f"\n</{RECORD_TAG}>" for r in records)
+    return (f"Lessons from several trajectories, one record each:\n{items}\n\nMerge these "
+            "records into one: merge duplicates, generalise lessons that say the same thing for "
+            "different cases, resolve conflicts in favour of the better supported lesson, and "
+            "drop lessons specific to one task. Reply with the consolidated lessons, each "
+            f"between <{LESSON_TAG}> and </{LESSON_TAG}>.")
 
 
 def write_prompt(skill: str, lessons: Sequence[str]) -> str:
-    items = "\n".join(f"<{LESSON_TAG}>{x}</{LESSON_TAG}>" for x in lessons)
+    items = _lessons(lessons)
     return (f"The current skill:\n<skill>\n{skill}\n</skill>\n\nConsolidated lessons:\n{items}"
             "\n\nWrite the improved skill: keep the task statement and the required response "
             "format exactly, and add the lessons as clear, general guidance. Reply with the "
             f"complete skill between <{SKILL_TAG}> and </{SKILL_TAG}>.")
+
+
+def _lessons(lessons: Sequence[str]) -> str:
+    return "\n".join(f"<{LESSON_TAG}>{x}</{LESSON_TAG}>" for x in lessons)
