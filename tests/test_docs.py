@@ -134,3 +134,24 @@ def test_the_released_profile_table_names_config_keys_and_every_mechanism():
     assert named <= set(config_keys()), sorted(named - set(config_keys()))
     switches = {record.SWITCH for record in MECHANISMS.values()}
     assert switches <= named, sorted(switches - named)
+
+
+RECORDED_ROW = re.compile(r"^\| `(traces/[\w.-]+)` \| [^|]+ \| (\d+) / (\d+) \| ([\d.]+) → ([\d.]+) \|",
+                          re.M)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/baselines.md"])
+def test_the_recorded_results_tables_match_the_traces(doc):
+    """Every row of the demo-slice results (README, docs/baselines.md) gives its trace's spent
+    executions, budget and test scores before and after, as the trace records them."""
+    rows = RECORDED_ROW.findall((ROOT / doc).read_text())
+    assert len(rows) >= 5
+    for run, spent, budget, before, after in rows:
+        events = [json.loads(line) for line in (ROOT / run / "events.jsonl").open()]
+        finished = next(e for e in reversed(events) if e["_type"] == "RunFinished")
+        scores = json.loads((ROOT / run / "evaluation.json").read_text())["scores"]
+        shown = (int(spent), int(budget), before, after)
+        recorded = (finished["spent"], finished["budget"],
+                    f"{scores[events[0]['initial_skill_id']]:.3f}",
+                    f"{scores[finished['final_id']]:.3f}")
+        assert shown == recorded, f"{doc}: the row of {run} says {shown}; the trace {recorded}"
