@@ -136,22 +136,23 @@ def test_the_released_profile_table_names_config_keys_and_every_mechanism():
     assert switches <= named, sorted(switches - named)
 
 
-RECORDED_ROW = re.compile(r"^\| `(traces/[\w.-]+)` \| [^|]+ \| (\d+) / (\d+) \| ([\d.]+) → ([\d.]+) \|",
-                          re.M)
+RECORDED_ROW = re.compile(r"^\| `(traces/[\w.-]+)` \| [^|]+ \| (\d+) / (\d+) \| ([\d.]+) → ([\d.]+) \|"
+                          r" ([+−]\d\.\d+) \|", re.M)
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/baselines.md"])
 def test_the_recorded_results_tables_match_the_traces(doc):
     """Every row of the demo-slice results (README, docs/baselines.md) gives its trace's spent
-    executions, budget and test scores before and after, as the trace records them."""
+    executions, budget, test scores before and after and their paired gain, as the trace
+    records them."""
     rows = RECORDED_ROW.findall((ROOT / doc).read_text())
     assert len(rows) >= 5
-    for run, spent, budget, before, after in rows:
+    for run, spent, budget, before, after, gain in rows:
         events = [json.loads(line) for line in (ROOT / run / "events.jsonl").open()]
         finished = next(e for e in reversed(events) if e["_type"] == "RunFinished")
         scores = json.loads((ROOT / run / "evaluation.json").read_text())["scores"]
-        shown = (int(spent), int(budget), before, after)
-        recorded = (finished["spent"], finished["budget"],
-                    f"{scores[events[0]['initial_skill_id']]:.3f}",
-                    f"{scores[finished['final_id']]:.3f}")
+        initial, final = scores[events[0]["initial_skill_id"]], scores[finished["final_id"]]
+        shown = (int(spent), int(budget), before, after, gain)
+        recorded = (finished["spent"], finished["budget"], f"{initial:.3f}", f"{final:.3f}",
+                    f"{final - initial:+.3f}".replace("-", "−"))
         assert shown == recorded, f"{doc}: the row of {run} says {shown}; the trace {recorded}"
