@@ -90,7 +90,10 @@ def _hold_at(fn: Callable[..., Any], calls: int, hold: Path) -> Callable[..., An
         nonlocal count
         count += 1
         if count == calls:
-            hold.with_name(hold.name + ".waiting").write_text(str(os.getpid()))
+            # written whole, then renamed: a test that sees the marker can read the pid in it
+            partial = hold.with_name(hold.name + ".waiting.part")
+            partial.write_text(str(os.getpid()))
+            partial.replace(hold.with_name(hold.name + ".waiting"))
             deadline = time.monotonic() + 120
             while hold.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
