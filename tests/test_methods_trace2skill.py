@@ -9,6 +9,7 @@ import stratune_core.records.events as ev
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
 from stratune_core.methods import trace2skill_prompts
+from stratune_core.methods.estimates import estimate
 from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.spec import Trace2SkillMethod
 from stratune_core.methods.splits import balanced_chunks
@@ -124,3 +125,14 @@ def test_merge_batches_are_balanced_as_the_released_code_batches_them():
     assert balanced_chunks([1, 2, 3, 4, 5, 6, 7], 5) == ((1, 2, 3, 4, 5, 6, 7),)
     assert balanced_chunks([1, 2], 5) == ((1, 2),)
     assert balanced_chunks([], 5) == ()
+
+
+def test_plans_estimate_is_the_optimizer_calls_of_a_run_where_every_trajectory_teaches():
+    """48 analyses, then per seed 13 merges and a write: what `plan --method trace2skill`
+    says before the run."""
+    events, _, llm = run_method(Trace2SkillMethod(), Config(seed=0), ToyTask(n_train=48),
+                                _OneLessonEach(mixed=False))
+    made = sum(1 for r in llm.calls if r.system in (trace2skill_prompts.ANALYST_SYSTEM,
+                                                     trace2skill_prompts.MERGE_SYSTEM,
+                                                     trace2skill_prompts.WRITE_SYSTEM))
+    assert made == estimate(Trace2SkillMethod(), 48, 288).optimizer_calls == 48 + 3 * (13 + 1)

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import partial
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
@@ -133,20 +134,19 @@ def _consolidate(state: MethodState, env: Env, spec: Trace2SkillMethod,
         forced = _merge(env, (tuple(level),))[0]
         merges += 1
         level = [forced or level[0]]
-    done = {"seed": seed, "groups": merges, "levels": levels}
+    done = partial(ConsolidationDone, seed=seed, groups=merges, levels=levels)
     if not level:
-        return state, (ConsolidationDone(**done, candidate_id=None,
-                                         detail="no lessons to consolidate"),), None
+        return state, (done(candidate_id=None, detail="no lessons to consolidate"),), None
     lessons = level[0]
     skill = state.text(state.current_id)
     reply = ask(env, [optimizer_request(env, write_prompt(skill, lessons),
                                         kind=CallKind.SKILL_UPDATE, system=WRITE_SYSTEM)])[0]
     text = last_block(reply, SKILL_TAG)
     if text is None:
-        return state, (ConsolidationDone(**done, candidate_id=None, lessons=len(lessons),
-                                         detail=f"no <{SKILL_TAG}> block in the reply"),), None
+        return state, (done(candidate_id=None, lessons=len(lessons),
+                            detail=f"no <{SKILL_TAG}> block in the reply"),), None
     state, sid, added = state.add_skill(text, state.current_id)
-    return state, (*added, ConsolidationDone(**done, candidate_id=sid, lessons=len(lessons))), sid
+    return state, (*added, done(candidate_id=sid, lessons=len(lessons))), sid
 
 
 def _merge(env: Env, groups: Sequence[Sequence[Record]]) -> tuple[Record, ...]:
