@@ -1,6 +1,7 @@
 """Feedback preparation (paper App. D.4): one batched optimizer call per generating round that
-diagnoses the shown failures, solves the checkable ones blind for the task's scorer to verify,
-and summarises successful trajectories; the generation prompts receive the notes."""
+diagnoses the shown failures from their expected answers (the released code's verified fixes:
+solves the checkable ones blind for the task's scorer to verify) and summarises successful
+trajectories; the generation prompts receive the notes the scorer does not contradict."""
 
 from __future__ import annotations
 
@@ -11,11 +12,17 @@ from attrs import frozen
 import stratune_core.records.events as ev
 from llm_cache.records import CallKind, ImageBlock, Message, Request, Response, Role, Usage
 from stratune_core.config.knobs import Config
+from stratune_core.config.mechanisms import VerifiedFixes
 from stratune_core.feedback.prep_prompt import parse_preparation
 from stratune_core.records.base import Sample
 from stratune_core.records.enums import Strategy
 from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask, expected_answer
+
+
+def _blind(**kw) -> Config:
+    """A config whose preparation solves checkable failures blind (verified fixes)."""
+    return Config(verified_fixes=VerifiedFixes(), **kw)
 
 
 def _run(config: Config, optimizer=None, task=None):
@@ -33,7 +40,7 @@ def _calls(llm, kind):
 
 
 def test_each_generating_round_prepares_once_and_generation_sees_the_notes():
-    result, llm = _run(Config(seed=1, max_rounds=8, selector="rotation"))
+    result, llm = _run(_blind(seed=1, max_rounds=8, selector="rotation"))
     prepared = _of(result, ev.FeedbackPrepared)
     generating = {e.round for e in _of(result, ev.OperatorChosen)}
     assert {e.round for e in prepared} == generating  # I1, I2 and I3 rounds alike
@@ -50,22 +57,26 @@ def test_each_generating_round_prepares_once_and_generation_sees_the_notes():
 
 def test_x_words_are_never_verified_and_the_scorer_decides():
     """[X] words end in "!", which the toy optimizer does not know: its blind answer fails the
-    scorer, so the diagnosis is shown as unverified."""
-    result, llm = _run(Config(seed=2, max_rounds=10))
+    scorer, which contradicts the diagnosis: it is withheld from the generator."""
+    result, llm = _run(_blind(seed=2, max_rounds=10))
     samples = {s.id: s for s in ToyTask().split("train")}
     for e in _of(result, ev.FeedbackPrepared):
         assert e.checkable == e.failures  # every toy sample is one text request
         for sid in e.verified:
             assert samples[sid].payload["marker"] != "X"
-    x_failures = [sid for e in _of(result, ev.FeedbackPrepared) for sid in e.diagnosed
+        assert not set(e.withheld) & set(e.diagnosed)
+    x_failures = [sid for e in _of(result, ev.FeedbackPrepared) for sid in e.withheld
                   if samples[sid].payload["marker"] == "X"]
     assert x_failures
     prompts = "\n".join(r.messages[0].text() for r in _calls(llm, CallKind.CANDIDATE_GENERATION))
-    assert f"[{x_failures[0]}]" in prompts and "diagnosis (unverified)" in prompts
+    assert f"[{x_failures[0]}]" in prompts and "diagnosis (unverified)" not in prompts
+    shown = [block for p in prompts.split("- [")[1:] for block in [p.split("\n- ")[0]]
+             if block.startswith(f"{x_failures[0]}]")]
+    assert shown and all("\n  diagnosis" not in block for block in shown)
 
 
-def test_checkable_failures_are_shown_blind():
-    _, llm = _run(Config(seed=1, max_rounds=6))
+def test_checkable_failures_are_shown_blind_with_verified_fixes():
+    _, llm = _run(_blind(seed=1, max_rounds=6))
     samples = {s.id: s for s in ToyTask().split("train")}
     for request in _calls(llm, CallKind.FEEDBACK_PREPARATION):
         prompt = request.messages[0].text()
@@ -91,12 +102,12 @@ class _Replying:
 
 
 def test_a_malformed_reply_degrades_to_no_notes_with_an_event():
-    result, llm = _run(Config(seed=1, max_rounds=5), _Replying("Sure! Here are my thoughts {"))
+    result, llm = _run(_blind(seed=1, max_rounds=5), _Replying("Sure! Here are my thoughts {"))
     prepared = _of(result, ev.FeedbackPrepared)
     assert prepared and all(e.detail.startswith("no usable <sample> block") for e in prepared)
     assert all(not e.diagnosed and not e.verified for e in prepared)
     prompts = [r.messages[0].text() for r in _calls(llm, CallKind.CANDIDATE_GENERATION)]
-    assert prompts and not any("diagnosis (" in p for p in prompts)
+    assert prompts and not any("diagnosis" in p for p in prompts)
     assert isinstance(result.events[-1], ev.RunFinished)
 
 
@@ -106,7 +117,7 @@ def test_a_right_answer_without_a_diagnosis_is_still_verified_and_a_wrong_one_ne
         f'<sample id="{s.id}">\nanswer: <answer>'
         f'{expected_answer(s.payload["word"], s.payload["marker"]) if i % 2 else "nope"}'
         "</answer>\n</sample>" for i, s in enumerate(task.split("train")))
-    result, _ = _run(Config(seed=1, max_rounds=4), _Replying(answers), task)
+    result, _ = _run(_blind(seed=1, max_rounds=4), _Replying(answers), task)
     ids = [s.id for s in task.split("train")]
     for e in _of(result, ev.FeedbackPrepared):
         assert set(e.verified) == set(e.diagnosed)  # no wrong/needs lines: only checked ones
@@ -138,11 +149,67 @@ class _ImageToyTask(ToyTask):
 
 
 def test_a_task_that_cannot_check_gets_unverified_diagnoses_with_the_expected_answer():
-    result, llm = _run(Config(seed=1, max_rounds=5), task=_ImageToyTask())
+    result, llm = _run(_blind(seed=1, max_rounds=5), task=_ImageToyTask())
     prepared = _of(result, ev.FeedbackPrepared)
     assert prepared and all(e.checkable == 0 and not e.verified for e in prepared)
     prompt = _calls(llm, CallKind.FEEDBACK_PREPARATION)[0].messages[0].text()
     assert 'solve="no"' in prompt and "expected: " in prompt and 'solve="yes"' not in prompt
+
+
+def test_the_paper_profile_diagnoses_each_failure_with_its_expected_answer():
+    """Paper: preparation summarises the failures for the generation calls; the optimizer is
+    not tested on them, so it sees what the generator sees: expected answer and the problem."""
+    result, llm = _run(Config(seed=1, max_rounds=6, selector="rotation"))
+    prepared = _of(result, ev.FeedbackPrepared)
+    assert prepared and all(e.checkable == 0 and not e.verified for e in prepared)
+    assert any(e.diagnosed for e in prepared)
+    for request in _calls(llm, CallKind.FEEDBACK_PREPARATION):
+        prompt = request.messages[0].text()
+        assert 'solve="yes"' not in prompt and "answer: your own final answer" not in prompt
+        failures = [b for b in prompt.split('<sample id="')[1:] if 'solve="no"' in b.split("\n")[0]]
+        assert failures and all("expected: " in b and "problem: " in b for b in failures)
+        assert "the general instruction the skill lacks" in prompt
+    generation = "\n".join(r.messages[0].text()
+                           for r in _calls(llm, CallKind.CANDIDATE_GENERATION))
+    assert "diagnosis: " in generation and "verified" not in generation
+    selection = [r.messages[0].text() for r in _calls(llm, CallKind.STRATEGY_SELECTION)]
+    assert all("from its expected answer and the scorer's account" in p for p in selection)
+
+
+def test_a_diagnosis_asking_for_the_failed_output_is_withheld():
+    """The scorer graded the target's output as a failure: a diagnosis whose "needs" line asks
+    for that same output would point the generator back at it."""
+    task = ToyTask()
+    outputs: dict[str, str] = {}
+
+    @frozen
+    class _Echoing:
+        def __call__(self, request: Request) -> Response:
+            if request.kind is not CallKind.FEEDBACK_PREPARATION:
+                return ToyOptimizer(style="good")(request)
+            prompt = request.messages[0].text()
+            blocks = []
+            for block in prompt.split('<sample id="')[1:]:
+                sid = block.split('"')[0]
+                if "target output: " not in block or 'solved="yes"' in block.split("\n")[0]:
+                    continue
+                said = block.split("target output: ")[1].split("\n")[0]
+                outputs[sid] = said
+                blocks.append(f'<sample id="{sid}">\nwrong: it was wrong\n'
+                              f"needs: the correct answer should be '{said}'\n</sample>")
+            return Response(text="\n".join(blocks), usage=Usage(input_tokens=1, output_tokens=1))
+
+    result, llm = _run(Config(seed=1, max_rounds=4), _Echoing(), task)
+    prepared = _of(result, ev.FeedbackPrepared)
+    assert any(e.withheld for e in prepared)
+    for e in prepared:
+        assert all(len(outputs[sid]) >= 4 for sid in e.withheld)
+        assert all(len(outputs[sid]) < 4 for sid in e.diagnosed)
+    generation = "\n".join(r.messages[0].text()
+                           for r in _calls(llm, CallKind.CANDIDATE_GENERATION))
+    for e in prepared:
+        for sid in e.withheld:
+            assert f"the correct answer should be '{outputs[sid]}'" not in generation
 
 
 def test_the_reply_parser_reads_what_weak_models_write():

@@ -9,8 +9,8 @@ from stratune_core.operators.forms import (
     STRATEGY_DESCRIPTIONS,
     OfferedExample,
     added_lines,
-    check_format_kept,
     check_grounding,
+    check_markup_kept,
     format_lines,
 )
 from stratune_core.records.enums import Form, Strategy
@@ -67,12 +67,24 @@ def test_format_line_cases(line, is_format):
     assert (format_lines(line) == (line,)) is is_format
 
 
-def test_check_format_kept():
-    kept = "New intro.\n" + "\n".join(format_lines(SKILL)) + "\nMore.\n"
-    assert check_format_kept(SKILL, kept) is None
-    dropped = kept.replace("Return only the answer, with no explanation.", "Be terse.")
-    assert check_format_kept(SKILL, dropped) == "Return only the answer, with no explanation."
-    assert check_format_kept("No format lines here.", "anything") is None
+MARKUP = ("<answer>", "</answer>")
+
+
+def test_f4_keeps_only_the_markup_the_scorer_parses():
+    # Every other format line may change: saying less around the answer is a format rule too.
+    rewritten = "Answer with the value alone.\nPut it inside <answer></answer> tags.\n"
+    assert check_markup_kept(SKILL, rewritten, MARKUP) is None
+    assert check_markup_kept(SKILL, "Answer with the value alone.", MARKUP) == "<answer>"
+    assert check_markup_kept(SKILL, "Ends with <answer> only.", MARKUP) == "</answer>"
+    # markup the parent never asked for is not required of the candidate
+    assert check_markup_kept("No tags here.", "Still none.", MARKUP) is None
+    # a task that declares no markup holds nothing fixed
+    assert check_markup_kept(SKILL, "Be terse.", ()) is None
+
+
+def test_the_f4_description_does_not_freeze_the_format():
+    assert "word for word" not in FORM_DESCRIPTIONS[Form.F4]
+    assert "output-format" not in FORM_DESCRIPTIONS[Form.F4]
 
 
 def test_added_lines_is_a_multiset_difference_without_headings():

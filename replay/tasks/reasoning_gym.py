@@ -44,7 +44,7 @@ class ReasoningGymTask:
     def info(self) -> TaskInfo:
         return TaskInfo(name=f"reasoning-gym:{self.dataset_name}", initial_skill=INITIAL_SKILL,
                         success_threshold=1.0, binary=False, eps0=0.0025,
-                        max_tokens=self.max_tokens)
+                        max_tokens=self.max_tokens, answer_markup=("<answer>", "</answer>"))
 
     def split(self, name: str) -> tuple[Sample, ...]:
         return self.splits.get(name)

@@ -125,7 +125,7 @@ class SpreadsheetTask:
     def info(self) -> TaskInfo:
         return TaskInfo(name="spreadsheetbench", initial_skill=self.initial_skill,
                         success_threshold=1.0, binary=True, eps0=0.0025,
-                        max_tokens=self.max_tokens)
+                        max_tokens=self.max_tokens, answer_markup=("```python",))
 
     def split(self, name: str) -> tuple[Sample, ...]:
         return self.splits.get(name)

@@ -2,10 +2,17 @@
 code's "verified fixes" (`feedback/verified_fixes.py`).
 
 Before candidates are written, the optimizer diagnoses each shown failure (what the target did
-wrong, what a correct answer needs) and summarises a few successful trajectories (what the
-target did right). Where the task can check it, the failure is shown blind, the optimizer
-solves it, and the task's own scorer decides whether that answer is right: only then is the
-diagnosis marked verified. The generation prompt receives the notes (`prompts/feedback.py`).
+wrong, and the general instruction the skill lacks) and summarises a few successful
+trajectories (what the target did right). In the paper profile it sees each failure as the
+generation prompt does, with its expected answer and the scorer's account: the paper's
+preparation summarises failures, it does not test the optimizer on them. Only the released
+code's verified fixes (`Config.verified_fixes`) show a checkable failure blind: the optimizer
+solves it and the task's own scorer decides whether that answer is right.
+
+A diagnosis the scorer contradicts is never shown to the generator as the reason for a failure
+(it is named in the event's `withheld`): a blind diagnosis whose own answer the scorer rejected,
+and one whose "needs" line asks for the very output the scorer failed. The generation prompt
+receives the rest (`prompts/feedback.py`).
 
 Cost: one batched call per generating round, made after the operator is chosen, on exactly the
 feedback the generation calls use (s_t's, or the intermediate skill's for I2); I3's K draws
@@ -53,10 +60,17 @@ def solvable_input(task: Task, sample: Sample, model: str) -> str | None:
     return text if 0 < len(text) <= SOLVE_INPUT_CHARS else None
 
 
+def blind_solves(env: Env) -> bool:
+    """Whether checkable failures are shown blind (the released code's verified fixes)."""
+    return env.config.verified_fixes is not None
+
+
 def checkable_count(env: Env, fb: Feedback) -> int | None:
     """How many of `fb`'s failures preparation could verify; None when preparation is off."""
     if not env.config.feedback_preparation:
         return None
+    if not blind_solves(env):
+        return 0
     model = env.config.target_model
     return sum(solvable_input(env.task, env.samples[f.sample_id], model) is not None
                for f in fb.failures)
@@ -64,9 +78,10 @@ def checkable_count(env: Env, fb: Feedback) -> int | None:
 
 def _failure_case(env: Env, failure: FailureCase) -> PrepCase:
     sample = env.samples[failure.sample_id]
+    blind = solvable_input(env.task, sample, env.config.target_model) if blind_solves(env) else None
     return PrepCase(
         sample_id=failure.sample_id, input=failure.input, output=failure.output,
-        blind=solvable_input(env.task, sample, env.config.target_model),
+        blind=blind,
         expected=failure.expected, problem=failure.summary,
     )
 
@@ -104,7 +119,7 @@ def prepare_feedback(
     (reply,) = ask(env, [request])
     notes = parse_preparation(reply)
     shown, blind = fitted.shown, fitted.blind
-    diagnoses, verified, summaries = [], [], []
+    diagnoses, verified, summaries, withheld = [], [], [], []
     answers: dict[str, str] = {}  # the blind answers the scorer accepted
     for case in successes:
         worked = notes.get(case.sample_id, {}).get("worked")
@@ -117,13 +132,17 @@ def prepare_feedback(
         answer = got.get("answer", "") if case.sample_id in blind else ""
         ok = bool(answer) and _checks(env, case.sample_id, answer)
         if got.get("wrong") or got.get("needs") or ok:
-            diagnoses.append(Diagnosis(sample_id=case.sample_id, wrong=got.get("wrong", ""),
-                                       needs=got.get("needs", ""), verified=ok))
+            diagnosis = Diagnosis(sample_id=case.sample_id, wrong=got.get("wrong", ""),
+                                  needs=got.get("needs", ""), verified=ok)
+            if contradicted(diagnosis, case, blind=case.sample_id in blind):
+                withheld.append(case.sample_id)
+            else:
+                diagnoses.append(diagnosis)
         if ok:
             verified.append(case.sample_id)
             answers[case.sample_id] = answer
     detail = ""
-    if not diagnoses and not summaries:
+    if not diagnoses and not summaries and not withheld:
         said = " ".join(reply.split())[:120]
         detail = f"no usable <sample> block in the reply: {said!r}"
     event = FeedbackPrepared(
@@ -131,6 +150,7 @@ def prepare_feedback(
         failures=len(shown), checkable=len(blind),
         diagnosed=tuple(d.sample_id for d in diagnoses), verified=tuple(verified),
         successes=tuple(s.sample_id for s in summaries), detail=detail,
+        withheld=tuple(withheld),
     )
     if detail:
         return None, (event,)
@@ -141,8 +161,22 @@ def prepare_feedback(
             failure_ids=[c.sample_id for c in failures if c.sample_id in shown],
             attempted=blind, verified=answers, k=env.config.verified_fixes.k)
     prep = Preparation(skill_id=fb.skill_id, diagnoses=diagnoses, successes=summaries,
-                       fixes=fixes)
+                       fixes=fixes, blind=blind_solves(env))
     return prep, (event, *annotated)
+
+
+MIN_QUOTED_OUTPUT = 4  # shorter outputs ("5", "yes") occur in any sentence by chance
+
+
+def contradicted(diagnosis: Diagnosis, case: PrepCase, *, blind: bool) -> bool:
+    """Does the task's scorer contradict the diagnosis? A blind one rests on the optimizer's own
+    answer, which the scorer rejected unless it is verified; any one whose "needs" line asks for
+    the target's output, which the scorer graded as a failure, points the generator back at it."""
+    if blind and not diagnosis.verified:
+        return True
+    output = " ".join(case.output.split()).casefold()
+    needs = " ".join(diagnosis.needs.split()).casefold()
+    return len(output) >= MIN_QUOTED_OUTPUT and output in needs
 
 
 def _checks(env: Env, sample_id: str, answer: str) -> bool:

@@ -1,11 +1,11 @@
 """The feedback-preparation call's prompt and the reading of its reply (paper App. D.4).
 
 One call per generating round covers every shown failure and a few successful trajectories.
-A failure the task can check is shown *blind* (input and the target's output, no expected
-answer, no scorer summary): the optimizer solves it itself and the task's scorer checks its
-answer, as in the released code's "verified fixes". A failure the task cannot check (an image,
-several model calls per sample, an input too long to show whole) is shown with its expected
-answer, and its diagnosis stays unverified.
+A failure is shown as the generation prompt shows it: input, the target's output, the expected
+answer and the scorer's account; the optimizer says what went wrong and the general instruction
+the skill lacks. With the released code's "verified fixes" a failure the task can check is shown
+*blind* instead (no expected answer, no scorer summary): the optimizer solves it itself and the
+task's scorer checks its answer.
 
 The records of a preparation (`Preparation`: diagnoses and success notes) live here too, so
 that the prompts can render them without importing the call itself.
@@ -35,7 +35,7 @@ NOTE_CHARS = 300  # a diagnosis line kept for the generation prompt
 class Diagnosis:
     sample_id: str
     wrong: str = ""
-    needs: str = ""
+    needs: str = ""  # the general instruction the skill lacks
     verified: bool = False  # the optimizer's blind answer passed the task's scorer
 
 
@@ -61,6 +61,7 @@ class Preparation:
     diagnoses: tuple[Diagnosis, ...] = field(default=(), converter=tuple)
     successes: tuple[SuccessNote, ...] = field(default=(), converter=tuple)
     fixes: tuple[Fix, ...] = field(default=(), converter=tuple)  # released code only
+    blind: bool = False  # diagnoses rest on blind solves (released code's verified fixes)
 
     def diagnosis(self, sample_id: str) -> Diagnosis | None:
         return next((d for d in self.diagnoses if d.sample_id == sample_id), None)
@@ -171,15 +172,17 @@ def _fit(
     )
     intro = (
         "A target model answered training samples under a skill. Before the skill is revised, "
-        "diagnose each failure below: what the target did wrong, and what a correct answer "
-        "needs. Then say, for each solved sample, what the target did right that the skill "
-        "should keep."
+        "diagnose each failure below: compare the target's output with the expected answer and "
+        "the problem the scorer found, say what the target did wrong, and state the general "
+        "instruction the skill lacks, one that would make the target answer this sample and "
+        "others like it correctly. Then say, for each solved sample, what the target did right "
+        "that the skill should keep."
     )
     if blind:
         intro += (
             ' For a failure marked solve="yes" the correct answer is not shown: solve the '
             "sample yourself and give your final answer; the task's scorer checks it, and only "
-            "checked diagnoses count as verified."
+            "checked diagnoses are used."
         )
     answer = (
         '\nanswer: your own final answer in the output format above (solve="yes" only; last line)'
@@ -189,7 +192,7 @@ def _fit(
 Reply with one block per sample above, in this format (plain text, no JSON):
 <sample id="ID">
 wrong: what the target did wrong, one sentence (failures only)
-needs: what a correct answer needs, one sentence (failures only)
+needs: the general instruction the skill lacks, one sentence with no values from this sample (failures only)
 worked: what the target did right that the skill should keep (solved samples only){answer}
 </sample>"""
     parts = [

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from attrs import field, frozen
 
 from stratune_core.feedback.execution import Feedback
-from stratune_core.operators.forms import OfferedExample, check_format_kept, check_grounding
+from stratune_core.operators.forms import OfferedExample, check_grounding, check_markup_kept
 from stratune_core.operators.patches import PatchError, RawCandidate, apply_patch, rewrite_cap
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
 from stratune_core.records.events import CandidateGenerated, CandidateInvalid, Event, SkillAdded
@@ -74,10 +74,11 @@ def check_candidate(
     max_edits: int,
     rewrite_factor: int,
     rewrite_slack_chars: int,
+    markup: Sequence[str] = (),
 ) -> Checked | Refused:
     """The checks of a candidate judged as `form` (`resolve_form`), before any budget is
     spent: it parsed, its form was requested, F4 rewrites and the others edit, the patch
-    applies, F4 keeps the output-format lines and F2 adds only offered example lines."""
+    applies, F4 keeps the task's answer `markup` and F2 adds only offered example lines."""
     if raw.patch is None:
         return Refused(reason=Reason.UNPARSEABLE, detail=raw.error or "no patch")
     if form is None or form not in forms:
@@ -94,7 +95,7 @@ def check_candidate(
         )
     except PatchError as exc:
         return Refused(reason=exc.reason, detail=exc.detail)
-    if form is Form.F4 and (missing := check_format_kept(parent, text)) is not None:
+    if form is Form.F4 and (missing := check_markup_kept(parent, text, markup)) is not None:
         return Refused(reason=Reason.FORMAT_CHANGED, detail=missing)
     used: frozenset[str] = frozenset()
     if form is Form.F2:
@@ -121,7 +122,7 @@ def prepare_candidate(
     checked = check_candidate(
         raw, form, forms=forms, parent=state.text(parent_id), examples=feedback.examples,
         max_edits=cfg.max_edits, rewrite_factor=cfg.rewrite_factor,
-        rewrite_slack_chars=cfg.rewrite_slack_chars,
+        rewrite_slack_chars=cfg.rewrite_slack_chars, markup=env.answer_markup,
     )
     if isinstance(checked, Refused):
         return _invalid(state, strategy, form, checked.reason, checked.detail, draw)

@@ -1,6 +1,6 @@
 """The revision forms and strategies as the optimizer sees them, and the two form rules checked
-before any budget is spent (paper App. A.2): F4 keeps the output-format lines, F2 examples are
-copied from offered solved samples."""
+before any budget is spent (paper App. A.2): F4 keeps the answer markup the task's scorer
+parses, F2 examples are copied from offered solved samples."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ FORM_DESCRIPTIONS: Mapping[Form, str] = MappingProxyType(
         ),
         Form.F4: (
             "full rewrite: a new version of the whole skill that folds in the guidance, groups "
-            "related instructions and resolves conflicting ones, keeping the output-format "
-            "instructions word for word; best when the skill has grown inconsistent."
+            "related instructions and resolves conflicting ones; best when the skill has grown "
+            "inconsistent."
         ),
     }
 )
@@ -78,12 +78,14 @@ def format_lines(skill_text: str) -> tuple[str, ...]:
     return tuple(ln for ln in lines if ln and _is_format_line(ln))
 
 
-def check_format_kept(old_text: str, new_text: str) -> str | None:
-    """None if every format line of `old_text` still occurs verbatim in `new_text`, else the first
-    one that is missing (an F4 candidate that drops it is rejected with FORMAT_CHANGED)."""
-    for line in format_lines(old_text):
-        if line not in new_text:
-            return line
+def check_markup_kept(old_text: str, new_text: str, markup: Sequence[str]) -> str | None:
+    """None if every piece of the task's answer markup that `old_text` asks for still occurs in
+    `new_text`, else the first one dropped (an F4 candidate that drops it is rejected with
+    FORMAT_CHANGED). Only the markup the scorer parses is held fixed: the rest of the output
+    format, such as how much to say around the answer, is the optimizer's to revise."""
+    for piece in markup:
+        if piece in old_text and piece not in new_text:
+            return piece
     return None
 
 

@@ -79,6 +79,7 @@ def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: Op
     prompt = generation_prompt(
         skill_text=state.current_text, feedback=fb, forms=forms, n_candidates=n,
         max_edits=env.config.max_edits, preparation=prep, budget=generation_budget(env),
+        markup=env.answer_markup,
     )
     (raws,) = generate(env, [(prompt, 0)])
     trail = Trail(state, list(prepared))
@@ -102,6 +103,15 @@ def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: Op
 
 
 Ranking = tuple[tuple[float, ...], float]  # the drafts' scores on the subset, the reference's
+
+
+def submits(score: float, reference_score: float) -> bool:
+    """Paper: each candidate is submitted as soon as it is generated, and I2 submits the drafts
+    that score higher on the common subset. One draft per step is compared with s~ alone, so a
+    draft goes on unless s~ beats it: a tie on a subset of a dozen samples says nothing against
+    the draft, and candidate evaluation, on more samples, decides (an evaluated draft may then
+    become the intermediate skill even if it does not replace s_t)."""
+    return score >= reference_score - 1e-12
 
 
 def _rank(
@@ -154,7 +164,7 @@ def _ranked_draft(trail: Trail, env: Env, base: str, fb: Feedback,
     prompt = generation_prompt(
         skill_text=trail.state.text(base), feedback=fb, forms=(form,), n_candidates=1,
         max_edits=env.config.max_edits, intermediate=True, preparation=prep,
-        budget=generation_budget(env),
+        budget=generation_budget(env), markup=env.answer_markup,
     )
     (raws,) = generate(env, [(prompt, 0)])
     if not raws:
@@ -189,7 +199,7 @@ def iterative_refinement(state: State, env: Env, rng: np.random.Generator, choic
     exclude = _exclusions(fb, forms, draft, trail.state.ranking_ids,
                           by_form=env.config.exclude_by_form, strategy=Strategy.I2)
     windowed = env.config.i2_window is not None  # released: the draft waits for the window
-    submitted = not windowed and score > base_score + 1e-12
+    submitted = not windowed and submits(score, base_score)
     trail.emit(DraftsRanked(
         round=trail.state.round, strategy=Strategy.I2, reference_id=base,
         reference_score=base_score, candidate_ids=(draft.candidate_id,), scores=(score,),
@@ -240,7 +250,7 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
         (generation_prompt(
             skill_text=state.current_text, feedback=fb, forms=forms, n_candidates=1,
             max_edits=cfg.max_edits, draw=(k, cfg.i3_k), preparation=prep,
-            budget=generation_budget(env),
+            budget=generation_budget(env), markup=env.answer_markup,
         ), k)
         for k in range(cfg.i3_k)
     ]

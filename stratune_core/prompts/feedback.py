@@ -26,9 +26,13 @@ from stratune_core.prompts.extras import (
  RANK_FAILURES) = range(6)
 
 PREPARED_NOTE = (
+    "Each failure carries a diagnosis written in feedback preparation from its expected answer "
+    "and the scorer's account."
+)
+BLIND_NOTE = (
     "Each failure carries a diagnosis written in feedback preparation. \"verified\" means the "
     "optimizer solved that sample without seeing its expected answer and the task's scorer "
-    "accepted the answer; an unverified diagnosis may be wrong."
+    "accepted the answer."
 )
 
 
@@ -46,11 +50,11 @@ def failure_item(f: FailureCase, prep: Preparation | None) -> str:
     )
     d = prep.diagnosis(f.sample_id) if prep is not None else None
     if d is not None:
-        label = "verified" if d.verified else "unverified"
+        label = " (verified)" if d.verified else ""
         said = "; ".join(
-            x for x in (d.wrong, f"a correct answer needs: {d.needs}" if d.needs else "") if x
+            x for x in (d.wrong, f"the skill lacks: {d.needs}" if d.needs else "") if x
         ) or "(the optimizer solved it; no diagnosis given)"
-        text += f"\n  diagnosis ({label}): {said}"
+        text += f"\n  diagnosis{label}: {said}"
     fix = prep.fix(f.sample_id) if prep is not None else None
     if fix is not None:
         text += fix_line(fix)
@@ -64,7 +68,7 @@ def generation_feedback(
     if fb.failures:
         intro = f"## Execution feedback\n{_batch_line(fb)}{pooled_note(fb)}"
         if prep is not None and prep.diagnoses:
-            intro += f"\n{PREPARED_NOTE}"
+            intro += f"\n{BLIND_NOTE if prep.blind else PREPARED_NOTE}"
         parts.append(Part(
             text=f"{intro}\nFailures ({len(fb.failures)}):",
             items=[failure_item(f, prep) for f in fb.failures], keep=KEEP_FAILURES,
@@ -97,7 +101,7 @@ def failure_head(f: FailureCase) -> str:
 
 
 def selection_feedback(
-    fb: Feedback, recent: tuple[str, ...] | None, *, checkable: int | None
+    fb: Feedback, recent: tuple[str, ...] | None, *, checkable: int | None, blind: bool = False
 ) -> list[Part]:
     """The digest: failure heads (droppable beyond the first few), the last evaluation
     results (None: the history is withheld), and the material the next candidates can use."""
@@ -119,11 +123,16 @@ def selection_feedback(
     if checkable is None:
         material.append(
             "- feedback preparation: off (candidates are written from the raw failures)")
-    else:
+    elif blind:
         material.append(
             f"- feedback preparation: before candidates are written the optimizer diagnoses the "
             f"failures; {checkable} of {len(fb.failures)} can be verified by solving them blind "
             "and scoring the answer"
+        )
+    else:
+        material.append(
+            "- feedback preparation: before candidates are written the optimizer diagnoses each "
+            "failure from its expected answer and the scorer's account"
         )
     parts.append(Part(
         text="Recent evaluation results (newest last):\n" + results

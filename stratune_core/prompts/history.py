@@ -1,8 +1,10 @@
 """The evaluation history H_t as the selection prompt shows it (paper Fig. 5, §3.2).
 
 Totals per strategy and per form, and the attempts themselves, each with the form, the decision,
-the screening gain, W/L, D/U, the validation gain and whether the screening gain held, and the
-selection's own "why" for that round.
+the screening gain, W/L, D/U, the validation gain and whether the screening gain held: what
+happened, never why the selection chose it. A selection's earlier reason shown in every later
+prompt is copied back by a weak selector as the reason for the same choice, whatever the
+outcomes say (the selection's "why" stays in the events, `StrategyChosen`).
 
 - Paper: every attempt, newest first, in the strategy history; in the form history the attempts
   grouped by the form the selection chose (a form I1 picks while writing is kept apart, in its
@@ -19,7 +21,6 @@ from stratune_core.records.enums import Form, Strategy, Verdict
 from stratune_core.records.history import History, HistoryEntry
 
 RECENT_RESULTS = 3  # outcomes repeated in the feedback block
-WHY_CHARS = 160
 THEME_CHARS = 60
 
 _VERDICT_TEXT = {
@@ -93,13 +94,13 @@ def split_form_totals(history: History) -> str:
 
 def attempt_rows(history: History) -> tuple[str, ...]:
     """Every attempt, newest first."""
-    return tuple(describe_entry(e, history) for e in reversed(history.entries))
+    return tuple(describe_entry(e) for e in reversed(history.entries))
 
 
 def form_rows(history: History) -> tuple[str, ...]:
     """The attempts whose form was chosen with the strategy, by form, newest first in each."""
     selected = [e for e in reversed(history.entries) if form_selected(e, history)]
-    return tuple(describe_entry(e, history, why=False, label=f"{form.value}: ")
+    return tuple(describe_entry(e, label=f"{form.value}: ")
                  for form in Form for e in selected if e.form is form)
 
 
@@ -120,11 +121,10 @@ def recent_cases(history: History) -> tuple[HistoryEntry, ...]:
     return tuple(history.entries[i] for i in sorted(chosen))
 
 
-def describe_entry(entry: HistoryEntry, history: History, *, why: bool = True,
-                   label: str = "") -> str:
+def describe_entry(entry: HistoryEntry, *, label: str = "") -> str:
     """One row: round, operator, theme, decision (with the failed checks), screening gain with
-    W/L and D/U, validation gain and whether it held, and why the operator was chosen; `label`
-    leads the row (the form of a form-history row)."""
+    W/L and D/U, validation gain and whether it held; `label` leads the row (the form of a
+    form-history row)."""
     form = f"+{entry.form.value}" if entry.form is not None else ""
     theme = f" “{_clip(entry.theme, THEME_CHARS)}”" if entry.theme else ""
     decision = _VERDICT_TEXT[entry.verdict]
@@ -139,18 +139,13 @@ def describe_entry(entry: HistoryEntry, history: History, *, why: bool = True,
     if entry.val_gain is not None:
         held = "held" if entry.held else "did not hold"
         parts.append(f"validation gain {_gain(entry.val_gain)} ({held})")
-    choice = history.choice_in(entry.round) if why else None
-    if choice is not None and choice.why:
-        parts.append(f"chosen because: {_clip(choice.why, WHY_CHARS)}")
     return "- " + label + "; ".join(parts)
 
 
 def case_rows(history: History) -> tuple[str, ...]:
-    return tuple(describe_entry(e, history) for e in recent_cases(history))
+    return tuple(describe_entry(e) for e in recent_cases(history))
 
 
 def recent_results(history: History) -> tuple[str, ...]:
-    """The last few candidate outcomes, newest last, without the selection's reasons."""
-    return tuple(
-        describe_entry(e, history, why=False) for e in history.entries[-RECENT_RESULTS:]
-    )
+    """The last few candidate outcomes, newest last."""
+    return tuple(describe_entry(e) for e in history.entries[-RECENT_RESULTS:])

@@ -44,8 +44,10 @@ from stratune_core.records.history import History
 # whenever a prompt's bytes change for the same state ("1": the first prompts; "2": the
 # selection prompt with its reply schema, feedback preparation and token budgets; "3": the patch-format
 # example in the requested form; "4": every attempt in the paper profile's strategy and form
-# histories, newest first, the forms chosen while writing apart).
-PROMPT_VERSION = "4"
+# histories, newest first, the forms chosen while writing apart; "5": failures diagnosed with
+# their expected answers, only the task's answer markup held fixed, history rows without the
+# selection's earlier reasons).
+PROMPT_VERSION = "5"
 
 OPTIMIZER_SYSTEM = (
     "You improve a reusable skill: the instruction text a target model follows when it solves a "
@@ -82,6 +84,19 @@ def patch_format(forms: Sequence[Form], max_edits: int) -> str:
     form = forms[0] if forms else Form.F1
     body = _EXAMPLE_REWRITE if form is Form.F4 else _EXAMPLE_EDIT
     return PATCH_FORMAT.format(form=form.value, body=body, max_edits=max_edits)
+
+
+def markup_rule(markup: Sequence[str]) -> str:
+    """What a revision must leave of the output format: only the markup the task's scorer parses,
+    never the rest (how much to say, in what shape), which the failures may show to be wrong."""
+    shape = ("The expected answers show the form an answer must take: where the target's outputs "
+             "differ from them in form (extra words, another shape), a rule on the output format "
+             "is a fix like any other.")
+    if not markup:
+        return shape
+    named = ", ".join(f"`{m}`" for m in markup)
+    return (f"Where the skill asks for {named}, keep asking for it: the task's scorer reads the "
+            f"answer from that markup. {shape}")
 
 
 def render_refinement(ref: Refinement) -> str:
@@ -139,8 +154,10 @@ def selection_prompt(
     checkable: int | None,
     budget: int,
     past_revisions: bool = False,
+    blind: bool = False,
 ) -> str:
-    """Paper Fig. 5. `checkable`: failures feedback preparation can verify (None: it is off);
+    """Paper Fig. 5. `checkable`: failures feedback preparation can verify (None: it is off;
+    `blind`: it solves them blind, the released code's verified fixes);
     `budget`: the tokens this user turn may use (`prompt_budget.turn_budget`);
     `past_revisions`: the released code's short history (`Config.past_revisions`)."""
     strategy_menu = "\n".join(f"- {s.value}: {STRATEGY_DESCRIPTIONS[s]}" for s in strategies)
@@ -157,7 +174,7 @@ def selection_prompt(
         Part(text="You are optimizing a reusable skill for a target model. Choose a search "
              "strategy and, where applicable, a revision form for the next iteration using the "
              "execution feedback and history below."),
-        *selection_feedback(feedback, recent, checkable=checkable),
+        *selection_feedback(feedback, recent, checkable=checkable, blind=blind),
         *_history_parts(history, past_revisions=past_revisions),
         Part(text="## Refinement progress\n" + render_refinement(refinement), items=intermediate,
              rank=RANK_INTERMEDIATE, name="intermediate skill text"),
@@ -186,8 +203,10 @@ def generation_prompt(
     preparation: Preparation | None = None,
     intermediate: bool = False,
     draw: tuple[int, int] | None = None,
+    markup: Sequence[str] = (),
 ) -> str:
-    """I1 (several forms allowed), I2 (one form on s~) and I3 (one form, draw k of K)."""
+    """I1 (several forms allowed), I2 (one form on s~) and I3 (one form, draw k of K); `markup`:
+    the answer markup the task's scorer parses (`TaskInfo.answer_markup`)."""
     which = "intermediate skill" if intermediate else "current skill"
     with_examples = Form.F2 in forms
     form_menu = "\n".join(f"- {f.value}: {FORM_DESCRIPTIONS[f]}" for f in forms)
@@ -208,9 +227,9 @@ def generation_prompt(
             "different angle than the obvious one."
         )
     rules = [
-        "Keep the skill's output-format instructions exactly as they are.",
         "Compare each target output with its expected answer (the 'problem' lines say what went "
         "wrong) and fix the cause the failures share; do not write answers to specific samples.",
+        markup_rule(markup),
         "Old and anchor texts must be copied exactly from the skill.",
     ]
     if with_examples:

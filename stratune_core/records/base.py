@@ -81,6 +81,10 @@ class TaskInfo:
     max_tokens: int = 4096
     preset: Pairs = field(default=(), converter=_pairs)
     profile_presets: tuple[tuple[str, Pairs], ...] = field(default=(), converter=_nested)
+    # The markup the task's scorer parses out of an answer (`<answer>`, `ANSWER:`): the one part
+    # of a skill's output format that a revision must keep. Empty: the scorer reads the answer
+    # as it is, and the format is the optimizer's to change like any other instruction.
+    answer_markup: tuple[str, ...] = field(default=(), converter=tuple)
 
     def preset_for(self, profile: str) -> dict[str, Any]:
         return preset_for(self.preset, self.profile_presets, profile)

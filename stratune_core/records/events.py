@@ -137,7 +137,8 @@ class RoundSkipped:
 class FeedbackPrepared:
     """Feedback preparation before generation (paper App. D.4): the failures the optimizer
     diagnosed, those it solved blind with the task's scorer accepting its answer (`verified`),
-    and the successful trajectories it summarised. `detail` says why a reply gave nothing."""
+    and the successful trajectories it summarised. `withheld`: diagnoses the task's scorer
+    contradicts, never shown to the generator. `detail` says why a reply gave nothing."""
 
     round: int
     skill_id: str
@@ -147,6 +148,7 @@ class FeedbackPrepared:
     verified: tuple[str, ...] = field(default=(), converter=tuple)
     successes: tuple[str, ...] = field(default=(), converter=tuple)
     detail: str = ""
+    withheld: tuple[str, ...] = field(default=(), converter=tuple)
 
 
 @frozen(kw_only=True)

@@ -10,10 +10,12 @@ the first few are dropped first).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from stratune_core.feedback.execution import Feedback
 from stratune_core.prompts.budget import KEEP_FAILURES, Part, fit
 from stratune_core.prompts.feedback import failure_item
-from stratune_core.prompts.templates import patch_format
+from stratune_core.prompts.templates import markup_rule, patch_format
 from stratune_core.records.enums import Form
 from stratune_core.records.history import HistoryEntry
 
@@ -30,8 +32,10 @@ def _verdict(entry: HistoryEntry | None) -> list[Part]:
 
 
 def salvage_prompt(*, skill_text: str, donor_text: str, rescues: Feedback,
-                   donor_entry: HistoryEntry | None, budget: int) -> str:
-    """`rescues`: the current skill's failures on the samples the donor solves."""
+                   donor_entry: HistoryEntry | None, budget: int,
+                   markup: Sequence[str] = ()) -> str:
+    """`rescues`: the current skill's failures on the samples the donor solves; `markup`: the
+    answer markup the task's scorer parses."""
     parts = [
         Part(text=f"## The current skill\n<skill>\n{skill_text}\n</skill>"),
         Part(text="## A donor skill\nAnother skill tried in this run. It solves training "
@@ -44,7 +48,7 @@ def salvage_prompt(*, skill_text: str, donor_text: str, rescues: Feedback,
         Part(text=f"""## Your task
 Merge into the current skill what makes the donor solve these samples. Write exactly 1 candidate in form {Form.F1.value} only: 1 to {MERGE_EDITS} surgical edits of the current skill, never a rewrite.
 - Carry over only the donor's content that explains these samples; leave out what made it fail elsewhere.
-- Keep the skill's output-format instructions exactly as they are; you may remove duplicated rules.
+- {markup_rule(markup)} You may remove duplicated rules.
 - Old and anchor texts must be copied exactly from the current skill."""),
         Part(text=patch_format((Form.F1,), MERGE_EDITS)),
     ]

@@ -28,6 +28,7 @@ class Env:
     shape: RunShape
     # Table 4's hybrids: another method's candidate generation in StraTune's rounds
     generator: Generator | None = None
+    answer_markup: tuple[str, ...] = ()  # what the task's scorer parses (`TaskInfo`)
 
     @classmethod
     def build(cls, config: Config, task: Task, llm: LLM,
@@ -46,4 +47,5 @@ class Env:
                        else config.success_threshold),
             shape=run_shape(config, len(train)),
             generator=generator,
+            answer_markup=info.answer_markup,
         )

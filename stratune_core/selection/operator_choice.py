@@ -56,6 +56,7 @@ def _ask_selection(
         strategies=strategies,
         forms=forms,
         checkable=checkable_count(env, state.feedback),
+        blind=env.config.verified_fixes is not None,
         budget=turn_budget(env.config.prompt_tokens, SELECTION_SYSTEM),
         past_revisions=env.config.past_revisions,
     )

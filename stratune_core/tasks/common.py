@@ -113,6 +113,7 @@ class BenchmarkTask:
     # and per profile name what that profile adds (the released code's per-dataset values)
     PRESET: ClassVar[Mapping[str, Any]] = MappingProxyType({})
     PROFILE_PRESETS: ClassVar[Mapping[str, Mapping[str, Any]]] = MappingProxyType({})
+    ANSWER_MARKUP: ClassVar[tuple[str, ...]] = ()  # what the scorer parses (`TaskInfo`)
 
     splits: Splits
     initial_skill: str
@@ -130,6 +131,7 @@ class BenchmarkTask:
             max_tokens=self.max_tokens,
             preset=self.PRESET,
             profile_presets=self.PROFILE_PRESETS,
+            answer_markup=self.ANSWER_MARKUP,
         )
 
     @classmethod

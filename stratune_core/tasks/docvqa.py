@@ -51,6 +51,7 @@ def score_answer(text: str, answers: tuple[str, ...], threshold: float = SOLVED_
 @frozen(kw_only=True)
 class DocVQATask(SingleTurnTask):
     NAME: ClassVar[str] = "docvqa"
+    ANSWER_MARKUP: ClassVar[tuple[str, ...]] = ("<answer>", "</answer>")
     SOLVED_AT: ClassVar[float] = SOLVED_AT
     BINARY: ClassVar[bool] = False
     EPS0: ClassVar[float] = 0.001

@@ -74,6 +74,7 @@ def user_prompt(item: LiveMathItem) -> str:
 @frozen(kw_only=True)
 class LiveMathTask(SingleTurnTask):
     NAME: ClassVar[str] = "livemath"
+    ANSWER_MARKUP: ClassVar[tuple[str, ...]] = ("ANSWER:",)
     # paper Table 5: LiveMath screens on 24 solved + 24 random samples (18 + 18 elsewhere)
     PRESET: ClassVar[Mapping[str, Any]] = MappingProxyType(
         {"screen_solved": 24, "screen_random": 24})

@@ -96,6 +96,7 @@ def _gold_text(item: Mind2WebItem, step: Step) -> str:
 @frozen(kw_only=True)
 class Mind2WebTask(BenchmarkTask):
     NAME: ClassVar[str] = "mind2web"
+    ANSWER_MARKUP: ClassVar[tuple[str, ...]] = ("ACTION:",)
     SOLVED_AT: ClassVar[float] = SOLVED_AT
     BINARY: ClassVar[bool] = False
     # the released code: solved at 0.8 (dataset_profiles) and configs/mind2web.json: 8 saved
