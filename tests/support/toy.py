@@ -257,7 +257,7 @@ class ToyOptimizer:
                 answer = word  # a wrong blind answer: the diagnosis stays unverified
             blocks.append(
                 f'<sample id="{sid}">\nwrong: the target ignored what a word marked [{marker}] needs\n'
-                f"needs: the transformation for words marked [{marker}]\nanswer: <answer>{answer}</answer>\n</sample>"
+                f"rule: the transformation for words marked [{marker}]\nanswer: <answer>{answer}</answer>\n</sample>"
             )
         return "Diagnoses:\n\n" + "\n\n".join(blocks)
 
