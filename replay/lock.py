@@ -1,9 +1,11 @@
 """One writer per directory: `stratune train` holds an exclusive lock on `<run dir>/.lock` for
 the whole run, `stratune grid` on `<grid dir>/.lock` for the whole grid (each cell's run then
-holds its own). The OS releases it when the process ends, however it ends (a crash or SIGKILL
-leaves no stale lock), so the same command can always resume. A second writer on the same
-directory, whatever its command, is refused at once with the holder's command and pid. Readers
-(`replay`, `view`, `cache`) never take it and never write into the directory.
+holds its own), `stratune evaluate --out DIR` on `DIR/.lock` while it scores and writes. The
+OS releases it when the process ends, however it ends (a crash or SIGKILL leaves no stale
+lock), so the same command can always resume. A second writer on the same directory, whatever
+its command, is refused at once with the holder's command and pid. Readers (`replay`, `view`,
+`compare`, `cache`) never take it and never write into the directory: `view --output` and
+`compare --output` refuse a path inside one (`replay/output_path.py`).
 
 `flock` rather than `fcntl` record locks: a record lock is dropped when *any* descriptor of the
 file closes in the process, `flock` only when this one does.
@@ -24,6 +26,7 @@ from pathlib import Path
 from stratune_core.records.errors import StraTuneError
 
 LOCK_FILE = ".lock"
+_WRITES = {"grid": "grid", "evaluate": "evaluation"}  # what each command writes; else a run
 
 
 class RunLocked(StraTuneError):
@@ -64,7 +67,7 @@ class RunLock:
             os.close(fd)
             raise RunLocked(
                 f"{directory}: another `stratune {holder}` (pid {pid}) is writing this "
-                f"{'grid' if holder == 'grid' else 'run'}; "
+                f"{_WRITES.get(holder, 'run')}; "
                 "wait for it to finish, or choose another --out"
             ) from None
         except BaseException:

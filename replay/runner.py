@@ -30,7 +30,7 @@ from replay.progress import TrainProgress
 from replay.prompt_fit import fit_to_context
 from replay.redact import public_spec, scrub
 from replay.serde import Manifest, check_prompt_version
-from replay.trace import RunDir, TraceWriter
+from replay.trace import SCORES, RunDir, TraceWriter
 from replay.train_hooks import TrainHooks
 from replay.verify import EXIT_FAILED, EXIT_OK, Labelled
 from stratune_core.config.knobs import Config
@@ -74,6 +74,10 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     run_dir.prepare()
     try:
         with RunLock.acquire(run_dir.path):
+            if run_dir.holds_evaluation():
+                raise StraTuneError(f"--out {run_dir.path}: holds an evaluation "
+                                    f"({SCORES}, written by `stratune evaluate --out`); give "
+                                    "the run a directory of its own")
             session = _Session(run_dir, config, manifest, console, test_split, hooks)
             return session.run(task, backends, concurrency)
     except OSError as exc:
