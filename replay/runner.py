@@ -31,7 +31,7 @@ from replay.progress import TrainProgress
 from replay.prompt_fit import fit_to_context
 from replay.redact import public_spec, scrub
 from replay.serde import Manifest, check_prompt_version
-from replay.trace import EVALUATION, SCORES, USAGE, RunDir, TraceWriter
+from replay.trace import SCORES, RunDir, TraceWriter
 from replay.train_hooks import TrainHooks
 from replay.verify import EXIT_FAILED, EXIT_OK, Labelled
 from stratune_core.config.knobs import Config
@@ -117,7 +117,8 @@ class _Session:
         if rerun:
             # Only files this rerun writes anew may differ from the seal: a stop between the
             # test evaluation and its seal leaves both newer than the seal.
-            rewrites = frozenset((EVALUATION, USAGE) if self.test_split is not None else ())
+            rewrites = frozenset(seal.TEST_EVALUATION_FILES if self.test_split is not None
+                                 else ())
             problem = seal.rerun_problem(self.run_dir, rewrites)
             if problem is not None:
                 raise StraTuneError(problem)

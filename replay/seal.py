@@ -45,6 +45,7 @@ from replay.trace import CELL_FILE, EVALUATION, EVENTS, FINAL_SKILL, MANIFEST, U
 
 SEALED = (EVENTS, USAGE, EVALUATION, FINAL_SKILL, JOURNAL_NAME, CELL_FILE)
 SEAL_KEY = "seal"
+TEST_EVALUATION_FILES = (EVALUATION, USAGE)  # what a test evaluation writes after the seal
 FORMAT_KEY = "format"
 
 
@@ -180,8 +181,10 @@ def rerun_problem(run_dir: RunDir, rewritten: frozenset[str]) -> str | None:
         if mismatch.unsealed:
             return mismatch.problem
         if mismatch.name not in rewritten:
-            return (f"{mismatch.problem}; a rerun does not seal files edited after the run "
-                    "finished: restore it, or record the run again under another --out")
+            stopped = (" (a stop during the test evaluation leaves it so: add --test-eval)"
+                       if mismatch.name in TEST_EVALUATION_FILES and not rewritten else "")
+            return (f"{mismatch.problem}{stopped}; a rerun does not seal files edited after "
+                    "the run finished: restore it, or record the run again under another --out")
     return None
 
 
