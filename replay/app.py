@@ -183,7 +183,7 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay import runner
-    from replay.agent_skill import write_learned
+    from replay.agent_skill import learned_folder
     from replay.show import load_run, renderable, show
     from replay.viewer.rounds import round_table
     from replay.viewer.tables import header
@@ -202,7 +202,7 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
         show(round_table(run.view), console)
         show(header(run.view, run.manifest, run.evaluation), console)
         console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
-        if (folder := write_learned(options.task.skill, args.out)) is not None:
+        if (folder := learned_folder(options.task.skill, args.out)) is not None:
             console.print(f"final skill as an Agent Skills folder: {escape(str(folder))}")
     return code
 
