@@ -74,8 +74,11 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
     becomes an evaluation directory that `stratune replay` re-checks)."""
     model = models.canonical_model(target)
     backend = models.build_backend(target)
-    models.check_buildable(target)  # before anything is written
     if out is not None:
+        # OUT's cache starts empty, so every answer is a call: a local model's library and file
+        # are checked before anything is written. Without --out the cache may hold every answer
+        # (re-scoring a run), and the backend only needs them at its first miss.
+        models.check_buildable(target)
         out_dir = RunDir.at(out)
         if out_dir.exists():
             raise StraTuneError(f"--out {out_dir.path}: holds a training run; give another "
