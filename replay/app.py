@@ -26,7 +26,7 @@ from replay.grid import cli as grid_cli
 from replay.help_examples import add_examples
 from replay.redact import scrub
 from replay.serde import TaskSpec
-from replay.tasks.registry import TASK_HELP
+from replay.tasks.registry import TASK_HELP, custom_path, shadowed_folder
 from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
 from stratune_core.records.errors import StraTuneError
 from stratune_core.selection.selectors.registry import selector_usage
@@ -170,8 +170,11 @@ def _options(args: argparse.Namespace) -> Any:
 
 def _task_spec(args: argparse.Namespace) -> TaskSpec:
     spec = args.task
-    path = Path(spec).expanduser()
-    if spec.endswith(".jsonl") or path.is_dir():
+    if (note := shadowed_folder(spec)) is not None:
+        # on stderr: stdout may be data (`plan --show-config`'s JSON)
+        print(f"note: {note}", file=sys.stderr)
+    path = custom_path(spec)
+    if path is not None:
         # Stored absolute, so `replay` and `view` work from any directory.
         spec = str(path.resolve())
     skill = getattr(args, "skill_dir", None)  # evaluate's --skill is the skill it scores

@@ -76,13 +76,17 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
     becomes an evaluation directory that `stratune replay` re-checks)."""
     model = models.canonical_model(target)
     backend = models.build_backend(target)
-    models.check_buildable(target)  # before anything is written
     if out is None:
+        # The cache may hold every answer (re-scoring a run): the backend needs a local model's
+        # library and file only at its first miss.
         if Path(cache_dir).exists() and not Path(cache_dir).is_dir():
             raise StraTuneError(f"--cache-dir {cache_dir}: is a file, not a directory; give "
                                 "the cache directory (it is created if missing)")
         return _score(task, task_spec, skills, backend, model, split=split, cache_dir=cache_dir,
                       concurrency=concurrency, console=console, baseline=baseline)
+    # OUT's cache starts empty, so every answer is a call: a local model's library and file are
+    # checked before anything is written.
+    models.check_buildable(target)
     out_dir = RunDir.at(out)
     out_dir.prepare()
     # One writer per directory: a `train` on the same --out waits for nothing and is refused.
