@@ -37,7 +37,9 @@ def test_a_reply_of_malformed_blocks_is_repaired_with_its_error_named():
     calls = [r for r in llm.calls if r.kind is CallKind.CANDIDATE_GENERATION]
     assert len(calls) == 2
     repair = calls[1].messages[-1].text()
-    assert "could not be used (edit 1 (replace): missing <old>...</old>)" in repair
+    assert ("could not be used: edit 1 (replace): missing <old>...</old>; to add this text to "
+            'the skill, write it as <edit op="append">Reply with the transformed word.</edit>. '
+            "Reply again") in repair
     assert any(isinstance(e, ev.CandidateGenerated) for e in result.events)
     assert not any(isinstance(e, ev.CandidateInvalid) for e in result.events)
 
