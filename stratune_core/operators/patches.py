@@ -115,9 +115,6 @@ def _split_blocks(text: str) -> list[str]:
     return blocks
 
 
-SUGGEST_CHARS = 300  # the longest text an error message quotes back
-
-
 def _edit(kind: str, attrs_text: str, body: str, index: int) -> Edit | str:
     """One `<edit>`/`<rewrite>` element, or an error message naming it."""
     where = f"edit {index}"
@@ -137,14 +134,13 @@ def _edit(kind: str, attrs_text: str, body: str, index: int) -> Edit | str:
     old = _tag(body, old_name)
     if old is None and op is EditOp.INSERT_AFTER:
         old = _tag(body, "old")  # models reuse the replace vocabulary
+    if old is None and new is None and (text := _trim(body)) and "<" not in text:
+        # Plain text with no part naming where it goes: the one local edit that reading allows is
+        # adding it (weak optimizers call adding a rule "replace"; a repair turn does not move
+        # them, they copy their first reply back).
+        return Edit(op=EditOp.APPEND, new=text)
     if old is None:
-        said = f"{where} ({op.value}): missing <{old_name}>...</{old_name}>"
-        text = _trim(body)
-        if new is None and text and "<" not in text:
-            # plain text where the edit's parts belong: most often text meant to be added
-            shown = text if len(text) <= SUGGEST_CHARS else text[: SUGGEST_CHARS - 1] + "…"
-            said += f'; to add this text to the skill, write it as <edit op="append">{shown}</edit>'
-        return said
+        return f"{where} ({op.value}): missing <{old_name}>...</{old_name}>"
     if new is None:
         return f"{where} ({op.value}): missing <new>...</new>"
     return Edit(op=op, old=old, new=new)
