@@ -24,6 +24,10 @@ from replay.tasks.sandbox import Limits, Tier, TierName, landlock_tier, run_pyth
 from replay.tasks.sandbox.layout import NOBODY
 from tests.sandbox_probes import Outcome, verdict
 
+# The run limits of the memory probe: small enough that 13 files of one file-size limit
+# each pass the memory by half.
+MEMORY = Limits(cpu_seconds=20, memory_bytes=512 * 1024**2, processes=16,
+                file_bytes=64 * 1024**2, tmp_bytes=64 * 1024**2, wall_seconds=60)
 SYS_IOPRIO_GET = 252  # x86_64, as the probes' other raw calls
 IOPRIO_WHO_PROCESS = 1
 

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from replay.tasks.sandbox import Limits, TierName, run_python
+from replay.tasks.sandbox import TierName, run_python
 from tests import sandbox_host_probes as probes
 from tests.sandbox_fixtures import FAST, TIER_PARAMS, tier_or_skip
 
 pytestmark = pytest.mark.parametrize("tier_name", TIER_PARAMS)
 
-# Small enough that 13 memfds of one file-size limit each pass it by half.
-MEMORY = Limits(cpu_seconds=20, memory_bytes=512 * 1024**2, processes=16,
-                file_bytes=64 * 1024**2, tmp_bytes=64 * 1024**2, wall_seconds=60)
+MEMORY = probes.MEMORY
 
 
 def test_processes_outside_the_run_are_out_of_reach(tier_name: TierName) -> None:
