@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from replay.tasks.sandbox import Limits, Tier, detect, run
+from tests import sandbox_host_probes as host_probes
 from tests import sandbox_probes as probes
 from tests.sandbox_fixtures import FAST, write_layout
 
@@ -45,6 +46,9 @@ def _probes(scratch: Path, made: list[Path]) -> dict[str, Callable[[Tier, Limits
         "ptrace-namespaces": probes.probe_ptrace_and_namespaces,
         "answer-handles": lambda t, lim: probes.probe_gold_metadata(t, lim, gold),
         "output-shapes": lambda t, lim: probes.probe_output_shapes(t, lim, lambda: made),
+        "host-processes": host_probes.probe_host_processes,
+        "posix-ipc": host_probes.probe_posix_ipc,
+        "memory-files": lambda t, _: host_probes.probe_memfd(t, host_probes.MEMORY),
     }
 
 
