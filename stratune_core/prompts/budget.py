@@ -26,12 +26,14 @@ from attrs import field, frozen
 #   symbols    [!-/0-9:-@\[-`{-~]  one each (digits and ASCII punctuation)
 #   loose      \s{2,}|\s(?![A-Za-z])  one per run of white space that does not lead into a word
 #   non-ASCII  [^\x00-\x7f]        two each
-# Those scans were the largest item of the core's time, so the same counts are now taken with
-# bytes.translate and bytes.count, which run in C over whole strings: the text is encoded as
-# UTF-8 (a non-ASCII character becomes bytes >= 0x80, none of them a letter, digit, symbol or
-# ASCII space), then mapped to one byte per character class. The results are the same integers
-# (property_tests/test_prompt_budget_props.py checks them against the expressions), and they
-# must be: the estimate decides what a prompt leaves out.
+# Those scans were the largest item of the core's time, so the same counts are now taken in C
+# over whole strings: the text is encoded as UTF-8 (a non-ASCII character becomes bytes >= 0x80,
+# none of them a letter, digit, symbol or ASCII space); bytes.translate marks each byte of one
+# class with a 1; int.from_bytes makes that a bit mask (one byte per character), and shifting
+# it by a byte lines each character up with its neighbour, so run starts, runs of one and
+# characters next to their like are a few integer operations and a bit count. The results are
+# the same integers (property_tests/test_prompt_budget_props.py checks them against the
+# expressions), and they must be: the estimate decides what a prompt leaves out.
 
 # What \s matches beyond ASCII (str.isspace); property_tests/test_prompt_budget_props.py checks
 # this list against `re` on every code point of the running Python.
@@ -43,18 +45,20 @@ _LETTERS = _UPPER + bytes(range(ord("a"), ord("z") + 1))
 _SYMBOLS = bytes(range(0x21, 0x7F)).translate(None, _LETTERS)
 
 
-def _table(marks: dict[bytes, int], other: int) -> bytes:
-    table = bytearray([other]) * 256
-    for members, mark in marks.items():
-        for byte in members:
-            table[byte] = mark
-    return bytes(table)
+def _marks(members: bytes) -> bytes:
+    """A bytes.translate table: 1 for the members, 0 for every other byte."""
+    return bytes(int(b in members) for b in range(256))
 
 
-_CLASSES = _table({_LETTERS: ord("a"), ASCII_SPACES: ord(" ")}, ord("."))
-_CAPITALS = _table({_UPPER: ord("A")}, ord("."))
+_IS_LETTER = _marks(_LETTERS)
+_IS_UPPER = _marks(_UPPER)
+_IS_SPACE = _marks(ASCII_SPACES)
 _NOT_SYMBOL = bytes(b for b in range(256) if b not in _SYMBOLS)
 _NON_ASCII = bytes(range(0x80, 0x100))
+
+
+def _mask(raw: bytes, marks: bytes) -> int:
+    return int.from_bytes(raw.translate(marks), "little")  # character i is byte i
 
 
 def estimate_tokens(text: str) -> int:
@@ -62,30 +66,26 @@ def estimate_tokens(text: str) -> int:
     wide = 0
     ascii_only = text.isascii()
     if not ascii_only:
-        for space in WIDE_SPACES:  # as " " they join the ASCII white space of the class table
+        for space in WIDE_SPACES:  # as " " they join the ASCII white space
             if space in text:
                 wide += text.count(space)
                 text = text.replace(space, " ")
     raw = text.encode("utf-8", "surrogatepass")
     # the ASCII bytes left are the ASCII characters, and the wide spaces that became " "
     non_ascii = 0 if ascii_only else len(text) - len(raw.translate(None, _NON_ASCII)) + wide
-    classes = raw.translate(_CLASSES)  # "a" a letter, " " white space, "." anything else
-    letters = classes.count(b"a")
-    words = classes.count(b".a") + classes.count(b" a") + classes.startswith(b"a")
-    space_runs = classes.count(b". ") + classes.count(b"a ") + classes.startswith(b" ")
-    # a run of one space before a letter merges into the word; any longer run does not
-    merged = classes.count(b" a") - classes.count(b"  a")
-    caps = raw.translate(_CAPITALS)
-    upper = caps.count(b"A")
-    single_capitals = (caps.count(b".A") + caps.startswith(b"A")
-                       - caps.count(b".AA") - caps.startswith(b"AA"))
-    symbols = len(raw.translate(None, _NOT_SYMBOL))
+    letters, upper, spaces = (_mask(raw, m) for m in (_IS_LETTER, _IS_UPPER, _IS_SPACE))
+    # `x << 8` puts each character's bit on the next character, `x >> 8` on the previous one
+    words = letters & ~(letters << 8)  # letters after a non-letter: run starts
+    space_runs = spaces & ~(spaces << 8)
+    # a run of one space right before a letter merges into the word; any other run does not
+    merged = space_runs & (letters >> 8)
+    capitals = upper & (upper << 8 | upper >> 8)  # capitals in runs of two or more
     return (
-        words
-        + letters // 8
-        + (upper - single_capitals) // 3
-        + symbols
-        + space_runs - merged
+        words.bit_count()
+        + letters.bit_count() // 8
+        + capitals.bit_count() // 3
+        + len(raw.translate(None, _NOT_SYMBOL))
+        + space_runs.bit_count() - merged.bit_count()
         + 2 * non_ascii
     )
 
