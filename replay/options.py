@@ -14,6 +14,7 @@ import attrs
 from attrs import field, frozen
 
 from llm_cache.backends.bedrock import resolve_spec
+from replay.method_options import check_settings
 from replay.models import canonical_model, load_task
 from replay.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
 from stratune_core.config.knobs import Config
@@ -98,6 +99,7 @@ def build_config(options: RunOptions, task: Task | None = None) -> Config:
     if task is None:
         task = load_task(options.task, data_dir=options.data_dir)
     given = user_layers(options)
+    check_settings(options.method, given)  # a --config file's, a grid's, the API's settings
     layered = layer_config(options.profile, [task_layer(task.info, options.profile), *given])
     check_sizes(layered.config, len(task.split("train")), layered.origins,
                 {layer.where for layer in given})

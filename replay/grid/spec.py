@@ -45,6 +45,7 @@ from typing import Any
 
 from attrs import field, frozen
 
+from replay.method_options import settings_of
 from replay.serde import TaskSpec
 from stratune_core.config.layers import config_keys
 from stratune_core.methods.spec import (
@@ -63,8 +64,6 @@ PAIR_KEYS = ("target", "optimizer")
 FLAGS = {"no_history": "history", "no_validation": "validation",
          "no_final_selection": "final_selection"}
 RUN_KEYS = ("profile", "config", "budget", "method", "generator")  # ablation keys that are not Config fields
-# what a baseline ablation may set besides its method: the shared budget and step cap
-BASELINE_KEYS = ("budget", "budget_multiplier", "max_rounds")
 NOT_SETTABLE = ("seed", "target_model", "optimizer_model")  # set by the cell itself
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
 
@@ -298,12 +297,13 @@ class _Reader:
         if profile is not None and not isinstance(profile, str):
             raise self.error(f"{key}.profile", f"expected a profile name, got {profile!r}")
         method = self.method(entry.get("method", "stratune"), f"{key}.method")
-        if not isinstance(method, StraTuneMethod):
-            extra = sorted(f for f, _ in overrides if f not in BASELINE_KEYS)
+        allowed = settings_of(method)
+        if allowed is not None:
+            extra = sorted(f for f, _ in overrides if f not in allowed)
             if extra or profile is not None:
                 raise self.error(f"{key}.{(extra or ['profile'])[0]}",
-                                 f"method {method.method} has no such setting (it is a StraTune "
-                                 "option); remove it")
+                                 f"method {method.method} has no such setting (it takes "
+                                 f"{', '.join(sorted(allowed))}); remove it")
         if "generator" in entry:
             method = self.hybrid(entry["generator"], method, overrides, f"{key}.generator")
         return Ablation(
