@@ -24,6 +24,7 @@ from replay.compare import cli as compare_cli
 from replay.error_lines import error_line
 from replay.grid import cli as grid_cli
 from replay.help_examples import add_examples
+from replay.input_files import resolved, too_deep
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from replay.tasks.registry import TASK_HELP
@@ -34,6 +35,7 @@ from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
 EXIT_BAD_INPUT = 2
+MAX_WIDTH = 1000  # --width: columns of an export; wider is a typo and would take minutes
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--candidate", help="detail of one candidate (id or unique prefix)")
     view.add_argument("--export", choices=("svg", "html", "png", "txt"))
     view.add_argument("--output", help="export file (default: stratune-view.<format>)")
-    view.add_argument("--width", type=at_least(40), default=120,
+    view.add_argument("--width", type=at_least(40, MAX_WIDTH), default=120,
                       help="export width in columns")
     view.set_defaults(func=cmd_view)
     demo = sub.add_parser("demo", help="replay the bundled demo run offline and show it")
@@ -173,10 +175,10 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
     path = Path(spec).expanduser()
     if spec.endswith(".jsonl") or path.is_dir():
         # Stored absolute, so `replay` and `view` work from any directory.
-        spec = str(path.resolve())
+        spec = str(resolved(path, "--task"))
     skill = getattr(args, "skill_dir", None)  # evaluate's --skill is the skill it scores
     if skill is not None:
-        skill = str(Path(skill).expanduser().resolve())
+        skill = str(resolved(Path(skill).expanduser(), "--skill"))
     return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit,
                     skill=skill)
 
@@ -299,6 +301,8 @@ def main(argv: Sequence[str] | None = None, *,
             return int(args.func(args, console))
         except (StraTuneError, OSError, sqlite3.DatabaseError) as exc:
             return _bad_input(error_line(exc) or str(exc))
+        except RecursionError:  # a file nested deeper than a parser recurses, read elsewhere
+            return _bad_input(str(too_deep("input")))
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
