@@ -23,10 +23,12 @@ from replay.arg_types import at_least, directory
 from replay.compare import cli as compare_cli
 from replay.error_lines import error_line
 from replay.grid import cli as grid_cli
+from replay.hard_timeout import Watchdog
 from replay.help_examples import add_examples
 from replay.input_files import resolved, too_deep
 from replay.redact import scrub
 from replay.serde import TaskSpec
+from replay.stops import parse_duration
 from replay.tasks.registry import TASK_HELP
 from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
 from stratune_core.records.errors import StraTuneError
@@ -35,6 +37,8 @@ from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
 EXIT_BAD_INPUT = 2
+EXIT_STOPPED = 3  # a stop control ended the run (runner.EXIT_STOPPED); resumable
+WATCHDOG = Watchdog()
 MAX_WIDTH = 1000  # --width: columns of an export; wider is a typo and would take minutes
 
 
@@ -192,8 +196,11 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
 
     run_controls = controls.for_train(args)
     options = _options(args)
-    code = runner.train(options, args.out, console, concurrency=args.concurrency,
-                        test_split="test" if args.test_eval else None, hooks=run_controls.hooks)
+    seconds = None if args.timeout is None else parse_duration(args.timeout)
+    with WATCHDOG.armed(seconds, args.timeout or ""):
+        code = runner.train(options, args.out, console, concurrency=args.concurrency,
+                            test_split="test" if args.test_eval else None,
+                            hooks=run_controls.hooks)
     run_controls.finish(code)
     if code == runner.EXIT_OK:
         run = load_run(args.out)
@@ -304,6 +311,10 @@ def main(argv: Sequence[str] | None = None, *,
         except RecursionError:  # a file nested deeper than a parser recurses, read elsewhere
             return _bad_input(str(too_deep("input")))
         except KeyboardInterrupt:
+            if WATCHDOG.fired is not None:
+                print(f"error: {WATCHDOG.fired}", file=sys.stderr)
+                WATCHDOG.fired = None
+                return EXIT_STOPPED
             print("interrupted", file=sys.stderr)
             return 130
         finally:
