@@ -159,7 +159,7 @@ def check_options(spec: str, options: tuple[tuple[str, str], ...]) -> None:
                 ok = False
             if not ok:
                 raise SpecError(f"model spec {spec!r}: {name}={value!r} must be a whole number "
-                                f"from {low} to {high}")
+                                f">= {low} (at most {high})")
         elif name in SECONDS:
             try:
                 seconds = float(value)

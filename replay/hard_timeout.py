@@ -5,8 +5,8 @@ the same command."""
 
 from __future__ import annotations
 
-import _thread
 import contextlib
+import signal
 import threading
 from collections.abc import Iterator
 
@@ -24,11 +24,16 @@ class Watchdog:
             yield
             return
 
+        main = threading.main_thread().ident
+        assert main is not None
+
         def fire() -> None:
             self.fired = (f"--timeout {text} reached and the run did not stop at a round or a "
                           "call (a scorer or a call that does not return?); stopped; run the "
                           "same command to resume")
-            _thread.interrupt_main()
+            # a real signal: it also ends a blocking system call (sleep, read), which
+            # _thread.interrupt_main() would not
+            signal.pthread_kill(main, signal.SIGINT)
 
         timer = threading.Timer(seconds + GRACE_SECONDS, fire)
         timer.daemon = True
