@@ -201,6 +201,10 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
         code = runner.train(options, args.out, console, concurrency=args.concurrency,
                             test_split="test" if args.test_eval else None,
                             hooks=run_controls.hooks)
+    if WATCHDOG.fired is not None:  # the run kept its events (runner: interrupted)
+        print(f"error: {WATCHDOG.fired}", file=sys.stderr)
+        WATCHDOG.fired = None
+        code = EXIT_STOPPED
     run_controls.finish(code)
     if code == runner.EXIT_OK:
         run = load_run(args.out)

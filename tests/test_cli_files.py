@@ -87,10 +87,12 @@ def test_an_empty_anthropic_api_key_is_one_line_before_anything_is_written(
 
 
 def _scorer(tmp_path, body: str) -> str:
-    """A scorer right on the gold answers (checked when the task loads), `body` otherwise."""
+    """A scorer that runs `body` on the toy target's replies (mid-run), and scores any other
+    answer (the checks when the task loads)."""
     name = f"scorer_{tmp_path.name.replace('-', '_')}"
     write(tmp_path / f"{name}.py", "import sys, time\n\ndef score(answer, expected):\n"
-          f"    if answer == expected:\n        return 1.0\n    {body}\n")
+          f"    if 'understand' in answer:\n        {body}\n"
+          "    return float(answer == expected)\n")
     return f"{name}:score"
 
 
