@@ -10,12 +10,12 @@ and a real `CachedLLM` over a fresh cache; the target spec is written as a user 
 - wall time of a run whose batches take 30 s to process, against the same run live (a shorter
   run: two rounds, since each dependent target wave then waits for its batch).
 
-Run: .venv/bin/python -m benchmarks.batch_cost [--quick] [--n-train 48]
+Run: .venv/bin/python -m benchmarks.batch_cost [--n-train 48] [--no-slow] [--quick]  (quick: 12
+samples, 10 ms per call, the slow run with 50 ms batches polled every 20 ms)
 """
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from collections.abc import Sequence
@@ -23,7 +23,15 @@ from typing import Any
 
 import anthropic  # noqa: F401  (its ~1 s import is process start-up, not part of the timed run)
 
-from benchmarks.common import OPTIMIZER_MODEL, BenchResult, ToyResponder, report, toy_config
+from benchmarks.common import (
+    OPTIMIZER_MODEL,
+    BenchResult,
+    ToyResponder,
+    bench_parser,
+    report,
+    results_dir,
+    toy_config,
+)
 from llm_cache.backends import backend_for
 from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.client import CachedLLM
@@ -37,13 +45,14 @@ LATENCY = 0.2  # per live call, as in live_overlap
 SLOW_BATCH = 30.0  # seconds a batch takes to process in the wall-time comparison
 DEFAULT_N_TRAIN = 48
 ROUNDS = 2  # of the wall-time comparison (round 1 of the toy run pays only 3 target calls)
+QUICK_N_TRAIN, QUICK_LATENCY = 12, 0.01
 
 
 def one_run(*, batch: str | None, batch_delay: float = 0.05, n_train: int = DEFAULT_N_TRAIN,
-            **config: Any) -> dict[str, Any]:
+            latency: float = LATENCY, **config: Any) -> dict[str, Any]:
     """One run; `batch`: None for live, else the spec options after `batch=on`."""
     with (
-        FakeAnthropicServer(responder=ToyResponder(), latency=LATENCY,
+        FakeAnthropicServer(responder=ToyResponder(), latency=latency,
                             batch_delay=batch_delay) as fake,
         tempfile.TemporaryDirectory(prefix="stratune-bench-") as tmp,
     ):
@@ -65,15 +74,18 @@ def one_run(*, batch: str | None, batch_delay: float = 0.05, n_train: int = DEFA
             "target_batch_calls": row.batch_calls, "batches": batches}
 
 
-def measure(n_train: int = DEFAULT_N_TRAIN, quick: bool = False) -> BenchResult:
-    live = one_run(batch=None, n_train=n_train)
-    every = one_run(batch="&batch_min=1&batch_poll=0.02", n_train=n_train)
-    default = one_run(batch="&batch_poll=0.02", n_train=n_train)
+def measure(n_train: int = DEFAULT_N_TRAIN, slow: bool = True, latency: float = LATENCY,
+            slow_batch: float = SLOW_BATCH, slow_options: str = "") -> BenchResult:
+    """`slow_options`: the spec options of the slow run after `batch=on` (none: the default
+    polling, which is what the slow run measures)."""
+    live = one_run(batch=None, n_train=n_train, latency=latency)
+    every = one_run(batch="&batch_min=1&batch_poll=0.02", n_train=n_train, latency=latency)
+    default = one_run(batch="&batch_poll=0.02", n_train=n_train, latency=latency)
     same = live["events"] == every["events"] == default["events"]
     ratio = every["target_cost_usd"] / live["target_cost_usd"]
     ratio_default = default["target_cost_usd"] / live["target_cost_usd"]
     details: dict[str, Any] = {
-        "n_train": n_train, "live_latency_s": LATENCY, "identical_events": same,
+        "n_train": n_train, "live_latency_s": latency, "identical_events": same,
         **{f"{name}_{k}": v for name, r in (("live", live), ("batch_min_1", every),
                                             ("batch_min_8", default))
            for k, v in r.items() if k != "events"},
@@ -81,18 +93,21 @@ def measure(n_train: int = DEFAULT_N_TRAIN, quick: bool = False) -> BenchResult:
         "target_cost_ratio_batch_min_8": round(ratio_default, 4),
     }
     wall = ""
-    if not quick:
-        short_live = one_run(batch=None, n_train=n_train, max_rounds=ROUNDS)
-        slow = one_run(batch="", batch_delay=SLOW_BATCH, n_train=n_train, max_rounds=ROUNDS)
-        details.update({"slow_batch_delay_s": SLOW_BATCH,
+    if slow:
+        short_live = one_run(batch=None, n_train=n_train, latency=latency, max_rounds=ROUNDS)
+        batched = one_run(batch=slow_options, batch_delay=slow_batch, n_train=n_train,
+                          latency=latency, max_rounds=ROUNDS)
+        details.update({"slow_batch_delay_s": slow_batch,
                         "short_run_live_wall_s": short_live["wall_seconds"],
-                        "short_run_batch_wall_s": slow["wall_seconds"],
-                        "short_run_batches": slow["batches"],
-                        "short_run_identical_events": short_live["events"] == slow["events"]})
-        per_wave = (slow["wall_seconds"] - short_live["wall_seconds"]) / max(1, slow["batches"])
-        wall = (f"; {ROUNDS} rounds with {SLOW_BATCH:.0f} s batches: {slow['wall_seconds']:.0f} s vs "
-                f"{short_live['wall_seconds']:.1f} s live ({slow['batches']} batches, "
-                f"+{per_wave:.0f} s each with the default polling)")
+                        "short_run_batch_wall_s": batched["wall_seconds"],
+                        "short_run_batches": batched["batches"],
+                        "short_run_identical_events": short_live["events"] == batched["events"]})
+        per_wave = ((batched["wall_seconds"] - short_live["wall_seconds"])
+                    / max(1, batched["batches"]))
+        polling = f"`{slow_options}`" if slow_options else "the default polling"
+        wall = (f"; {ROUNDS} rounds with {slow_batch:g} s batches: "
+                f"{batched['wall_seconds']:.0f} s vs {short_live['wall_seconds']:.1f} s live "
+                f"({batched['batches']} batches, +{per_wave:.0f} s each with {polling})")
     summary = (
         f"paid target cost batch/live = {ratio:.2f}x with every target wave batched "
         f"(batch_min=1), {ratio_default:.2f}x with the default batch_min=8 "
@@ -104,12 +119,17 @@ def measure(n_train: int = DEFAULT_N_TRAIN, quick: bool = False) -> BenchResult:
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--n-train", type=int, default=DEFAULT_N_TRAIN)
-    parser.add_argument("--quick", action="store_true",
+    parser.add_argument("--no-slow", action="store_true",
                         help=f"skip the wall-time run with {SLOW_BATCH:.0f} s batches")
     args = parser.parse_args(argv)
-    return report(measure(args.n_train, quick=args.quick))
+    if args.quick:  # the slow run's code with 50 ms batches polled every 20 ms
+        measured = measure(QUICK_N_TRAIN, slow=not args.no_slow, latency=QUICK_LATENCY,
+                           slow_batch=0.05, slow_options="&batch_poll=0.02")
+    else:
+        measured = measure(args.n_train, slow=not args.no_slow)
+    return report(measured, results_dir(args))
 
 
 if __name__ == "__main__":

@@ -7,16 +7,23 @@ pair requested twice is a duplicate (the ledger should make re-running a pair fr
 spent - budget. Targets: 0 duplicates, 0 overshoot; the count of target requests must also equal
 the executions the run charged.
 
-Run: .venv/bin/python -m benchmarks.budget_audit [--seeds 3]
+Run: .venv/bin/python -m benchmarks.budget_audit [--seeds 3] [--quick]  (quick: one seed, 12
+samples)
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from benchmarks.common import BenchResult, CountingLLM, report, toy_config
+from benchmarks.common import (
+    BenchResult,
+    CountingLLM,
+    bench_parser,
+    report,
+    results_dir,
+    toy_config,
+)
 from stratune_core.config.knobs import Config, released
 from stratune_core.records.enums import Form, Strategy
 from stratune_core.round.run import run
@@ -43,9 +50,9 @@ def ablations(seed: int) -> Iterator[tuple[str, Config]]:
         seed=seed, target_model=base.target_model, optimizer_model=base.optimizer_model)
 
 
-def audit_one(config: Config) -> dict[str, Any]:
+def audit_one(config: Config, n_train: int = N_TRAIN) -> dict[str, Any]:
     llm = CountingLLM(InProcessLLM())
-    result = run(config, ToyTask(n_train=N_TRAIN), llm)
+    result = run(config, ToyTask(n_train=n_train), llm)
     return {
         "duplicates": llm.duplicates,
         "overshoot": max(0, result.spent - result.budget),
@@ -58,11 +65,11 @@ def audit_one(config: Config) -> dict[str, Any]:
     }
 
 
-def measure(seeds: int = 3) -> BenchResult:
+def measure(seeds: int = 3, n_train: int = N_TRAIN) -> BenchResult:
     runs: dict[str, dict[str, Any]] = {}
     for seed in range(seeds):
         for name, config in ablations(seed):
-            runs[f"{name} seed={seed}"] = audit_one(config)
+            runs[f"{name} seed={seed}"] = audit_one(config, n_train)
     duplicates = sum(r["duplicates"] for r in runs.values())
     overshoot = sum(r["overshoot"] for r in runs.values())
     mismatched = sorted(k for k, r in runs.items() if not r["charged_matches_requests"])
@@ -75,16 +82,17 @@ def measure(seeds: int = 3) -> BenchResult:
     return BenchResult(
         name="budget_audit", figure=float(duplicates + overshoot + len(mismatched)), target=0.0,
         unit="", summary=summary,
-        details={"duplicates": duplicates, "overshoot": overshoot, "mismatched": mismatched,
+        details={"n_train": n_train, "duplicates": duplicates, "overshoot": overshoot, "mismatched": mismatched,
                  "runs": runs},
     )
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args(argv)
-    return report(measure(args.seeds))
+    measured = measure(1, n_train=12) if args.quick else measure(args.seeds)
+    return report(measured, results_dir(args))
 
 
 if __name__ == "__main__":

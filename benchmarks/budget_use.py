@@ -11,7 +11,7 @@ Figure: over the runs that stopped for the budget, the largest unspent part of B
 one round (a batch plus one candidate screened, `RunShape.round_cost`); target < 1: a run that
 stops for the budget leaves less than one round unspent.
 
-Run: .venv/bin/python -m benchmarks.budget_use
+Run: .venv/bin/python -m benchmarks.budget_use [--quick]  (quick: 12 samples, one mixed seed)
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import xxhash
 
-from benchmarks.common import BenchResult, report, toy_config
+from benchmarks.common import BenchResult, bench_parser, report, results_dir, toy_config
 from llm_cache.records import Request, Response, Role, Usage
 from replay.tasks.registry import load_task
 from stratune_core.config.knobs import Config
@@ -36,6 +36,8 @@ from stratune_core.records.task import Task
 from stratune_core.round.run import RunResult, run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
+N_TRAIN = 48
+BUDGETS = (150, 288, 100)  # for N_TRAIN samples; a quick run scales them to its size
 DEMO_CONFIG = Path(__file__).resolve().parents[1] / "replay" / "data" / "demo" / "record_config.json"
 
 
@@ -116,25 +118,27 @@ def describe(result: RunResult, config: Config, task: Task) -> dict[str, Any]:
 
 
 def demo_config() -> Config:
+    # The record spells the strategy floors flat (`floor_i2_frac`), as run manifests did before
+    # the mechanisms were records; `replace` reads flat keys, switches first.
     record = json.loads(DEMO_CONFIG.read_text(encoding="utf-8"))
-    return Config(seed=0, target_model="demo-target", optimizer_model="demo-optimizer",
-                  **record)
+    return Config(seed=0, target_model="demo-target",
+                  optimizer_model="demo-optimizer").replace(**record)
 
 
-def measure() -> BenchResult:
+def measure(n_train: int = N_TRAIN, seeds: int = 3) -> BenchResult:
     runs: dict[str, dict[str, Any]] = {}
     good = InProcessLLM(optimizer=ToyOptimizer(style="good"))
-    toy = ToyTask(n_train=48)
-    for budget in (150, 288, 100):
+    toy = ToyTask(n_train=n_train)
+    for budget in (round(b * n_train / N_TRAIN) for b in BUDGETS):
         config = toy_config(budget=budget)
         try:
             runs[f"toy good B={budget}"] = describe(run(config, toy, good), config, toy)
         except BudgetError as exc:  # a refused budget is a figure too
             runs[f"toy good B={budget}"] = {"error": str(exc)}
-    for seed in range(3):
+    for seed in range(seeds):
         config = toy_config(seed=seed)
         runs[f"toy mixed seed={seed}"] = describe(run(config, toy, InProcessLLM()), config, toy)
-    task = load_task("demo", limit=48)
+    task = load_task("demo", limit=n_train)
     config = demo_config()
     runs["demo config, scripted"] = describe(run(config, task, DemoModels(task)), config, task)
     stops = [r for r in runs.values() if r.get("stop") == "budget"]
@@ -144,13 +148,14 @@ def measure() -> BenchResult:
     return BenchResult(
         name="budget_use", figure=round(worst, 3), target=1.0, unit=" rounds", strict=True,
         summary=f"budget stops leave at most {worst:.2f} of a round unspent; spent {spent}",
-        details={"runs": runs},
+        details={"n_train": n_train, "runs": runs},
     )
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    del argv
-    result = report(measure())
+    args = bench_parser(__doc__).parse_args(argv)
+    measured = measure(12, seeds=1) if args.quick else measure()
+    result = report(measured, results_dir(args))
     for name, r in result.details["runs"].items():
         print(f"  {name}: " + (r["error"] if "error" in r else
               f"{r['spent']}/{r['budget']} spent, {r['rounds']} rounds, stop {r['stop']}, "

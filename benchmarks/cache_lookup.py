@@ -1,21 +1,24 @@
 """Cached lookups per second through CachedLLM.complete, and one cache read vs a raw read.
 
-Run: .venv/bin/python benchmarks/cache_lookup.py [--n 5000]
-Prints one line and writes benchmarks/results/cache_lookup.json.
+Run: .venv/bin/python benchmarks/cache_lookup.py [--n 5000] [--quick] [--results DIR]
+Prints one line and writes benchmarks/results/cache_lookup.json (quick: 200 requests, written
+only with --results).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.common import bench_parser, results_dir  # noqa: E402
 from llm_cache.backends.function import FunctionBackend  # noqa: E402
 from llm_cache.client import CachedLLM  # noqa: E402
 from llm_cache.key import request_key  # noqa: E402
@@ -48,11 +51,8 @@ def per_call_us(fn, items, repeats: int = 3) -> float:
     return best / len(items) * 1e6
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=5000)
-    args = parser.parse_args()
-    requests = make_requests(args.n)
+def measure(n: int) -> dict[str, Any]:
+    requests = make_requests(n)
     with tempfile.TemporaryDirectory() as tmp:
         with CachedLLM.open(tmp, backends={Role.TARGET: FunctionBackend(answer)}) as llm:
             llm.complete(requests)
@@ -71,11 +71,11 @@ def main() -> int:
         key_us = per_call_us(request_key, requests)
         entry_bytes = len(store.raw.get(keys[0]))
         store.close()
-    result = {
-        "n_requests": args.n,
+    return {
+        "n_requests": n,
         "replay_seconds_best_of_5": best,
-        "lookups_per_second": args.n / best,
-        "per_request_us_in_complete": best / args.n * 1e6,
+        "lookups_per_second": n / best,
+        "per_request_us_in_complete": best / n * 1e6,
         "request_key_us": key_us,
         "cache_read_us": store_get_us,
         "raw_diskcache_get_us": raw_get_us,
@@ -83,13 +83,22 @@ def main() -> int:
         "python": platform.python_version(),
         "machine": platform.machine(),
     }
-    out_dir = Path(__file__).resolve().parent / "results"
-    out_dir.mkdir(exist_ok=True)
-    (out_dir / "cache_lookup.json").write_text(json.dumps(result, indent=2) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = bench_parser(__doc__)
+    parser.add_argument("--n", type=int, default=5000)
+    args = parser.parse_args(argv)
+    result = measure(200 if args.quick else args.n)
     print(f"cache lookup: {result['lookups_per_second']:,.0f} cached requests/s through "
-          f"complete() ({args.n} in {best * 1000:.0f} ms); one cache read "
-          f"{store_get_us:.1f} µs vs raw diskcache get {raw_get_us:.1f} µs; "
-          f"key {key_us:.1f} µs ({entry_bytes} B entries)")
+          f"complete() ({result['n_requests']} in "
+          f"{result['replay_seconds_best_of_5'] * 1000:.0f} ms); one cache read "
+          f"{result['cache_read_us']:.1f} µs vs raw diskcache get "
+          f"{result['raw_diskcache_get_us']:.1f} µs; key {result['request_key_us']:.1f} µs "
+          f"({result['entry_bytes']} B entries)")
+    if (out_dir := results_dir(args)) is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "cache_lookup.json").write_text(json.dumps(result, indent=2) + "\n")
     return 0
 
 

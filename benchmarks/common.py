@@ -7,6 +7,7 @@ repo root (`python -m benchmarks.run_all`).
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 import re
@@ -67,12 +68,35 @@ def write_result(result: BenchResult, directory: Path = RESULTS_DIR) -> Path:
     return path
 
 
-def report(result: BenchResult) -> BenchResult:
-    """Print the one summary line and write the JSON result (every benchmark's `main`)."""
+def report(result: BenchResult, directory: Path | None = RESULTS_DIR) -> BenchResult:
+    """Print the one summary line and write the JSON result into `directory` unless it is None
+    (every benchmark's `main`)."""
     verdict = "OK" if result.met else "MISS"
     print(f"{result.name}: {result.summary} [{verdict}]", flush=True)
-    write_result(result)
+    if directory is not None:
+        write_result(result, directory)
     return result
+
+
+def bench_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options every benchmark takes. `--quick` is what tests/test_benchmarks_quick.py runs,
+    so that a change breaking `make bench` fails `make test`: the same code at small sizes and
+    short latencies, in seconds. Its figures measure nothing, so they are not written to
+    benchmarks/results/ (which holds the committed figures) unless `--results` names a place."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes, seconds: checks that the benchmark runs; its figures "
+                             "mean nothing and are written only with --results")
+    parser.add_argument("--results", type=Path, default=None,
+                        help=f"directory for the JSON result (default {RESULTS_DIR}, none "
+                             "with --quick)")
+    return parser
+
+
+def results_dir(args: argparse.Namespace) -> Path | None:
+    if args.results is not None:
+        return Path(args.results)
+    return None if args.quick else RESULTS_DIR
 
 
 def toy_config(**changes: Any) -> Config:

@@ -6,30 +6,38 @@ spent inside `llm.complete` (the toy models themselves) is subtracted from the w
 leaves the core: prompts, patches, statistics, state updates. Target: < 1% of the live run's
 model time per round.
 
-Run: .venv/bin/python -m benchmarks.core_overhead  (reads results/live_overlap.json if present,
-else runs benchmark 2 at concurrency 32 first)
+Run: .venv/bin/python -m benchmarks.core_overhead [--quick]  (reads results/live_overlap.json if
+present, else runs benchmark 2 at concurrency 32 first; quick: one repeat against benchmark 2's
+quick run)
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from benchmarks import live_overlap
-from benchmarks.common import RESULTS_DIR, BenchResult, TimedLLM, report, toy_config
+from benchmarks.common import (
+    RESULTS_DIR,
+    BenchResult,
+    TimedLLM,
+    bench_parser,
+    report,
+    results_dir,
+    toy_config,
+)
 from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyTask
 
 REPEATS = 5
 
 
-def core_seconds_per_round(n_train: int) -> tuple[float, int, float]:
-    """(core seconds per round, rounds, model seconds) of the fastest of REPEATS runs."""
+def core_seconds_per_round(n_train: int, repeats: int = REPEATS) -> tuple[float, int, float]:
+    """(core seconds per round, rounds, model seconds) of the fastest of `repeats` runs."""
     best: tuple[float, int, float] | None = None
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         timed = TimedLLM(InProcessLLM())
         start = time.perf_counter()
         result = run(toy_config(), ToyTask(n_train=n_train), timed)
@@ -50,9 +58,9 @@ def _live_figures(fresh: dict[str, Any] | None) -> dict[str, Any]:
     return live_overlap.live_run(concurrency=live_overlap.CONCURRENCY)
 
 
-def measure(live: dict[str, Any] | None = None) -> BenchResult:
+def measure(live: dict[str, Any] | None = None, repeats: int = REPEATS) -> BenchResult:
     live = _live_figures(live)
-    core, rounds, model_s = core_seconds_per_round(live["n_train"])
+    core, rounds, model_s = core_seconds_per_round(live["n_train"], repeats)
     model_per_round = live["model_seconds_per_round"]
     share = core / model_per_round
     summary = (
@@ -71,8 +79,13 @@ def measure(live: dict[str, Any] | None = None) -> BenchResult:
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
-    return report(measure())
+    args = bench_parser(__doc__).parse_args(argv)
+    if args.quick:  # never the committed live figures: their n_train is the full run's
+        live = live_overlap.live_run(concurrency=live_overlap.CONCURRENCY,
+                                     n_train=live_overlap.QUICK_N_TRAIN,
+                                     latency=live_overlap.QUICK_LATENCY)
+        return report(measure(live, repeats=1), results_dir(args))
+    return report(measure(), results_dir(args))
 
 
 if __name__ == "__main__":

@@ -10,12 +10,12 @@ Reports:
 
 The cells are independent: the Replay ablation follows a run recorded before the grid (as in
 budget_audit), so the grid has no dependency chain. The server runs in its own process.
-Run: .venv/bin/python -m benchmarks.grid_throughput [--cap 64] [--limit 24] [--seeds 3]
+Run: .venv/bin/python -m benchmarks.grid_throughput [--cap 64] [--limit 24] [--seeds 3] [--quick]
+(quick: the Replay and released ablations, one seed, 6 samples, 10 ms per call, cap 8)
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import multiprocessing as mp
@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 from rich.console import Console
 
-from benchmarks.common import BenchResult, ToyResponder, report
+from benchmarks.common import BenchResult, ToyResponder, bench_parser, report, results_dir
 from llm_cache.fake_server import FakeAnthropicServer, Fault
 from replay.grid.run import run_grid
 from replay.grid.spec import load_grid
@@ -41,6 +41,8 @@ from stratune_core.selection.selectors.registry import SELECTORS
 LATENCY = 0.2
 WORDS = Path(__file__).resolve().parents[1] / "examples" / "grid" / "words"
 KEY = "sk-ant-bench-not-a-real-key"
+# The Replay ablation needs the source run, so a quick grid keeps it.
+QUICK_ABLATIONS = ("replay", "released")
 
 
 class CappedServer(FakeAnthropicServer):
@@ -148,8 +150,10 @@ def _cell_seconds(root: Path) -> dict[str, float]:
             - p.stat().st_mtime for p in root.rglob("grid_cell.json")}
 
 
-def measure(cap: int = 64, limit: int = 24, seeds: int = 3) -> BenchResult:
-    server = Server(cap)
+def measure(cap: int = 64, limit: int = 24, seeds: int = 3, latency: float = LATENCY,
+            only: Sequence[str] | None = None) -> BenchResult:
+    """`only`: the names of the ablations to run (default all)."""
+    server = Server(cap, latency)
     os.environ["ANTHROPIC_BASE_URL"] = server.url
     os.environ["ANTHROPIC_API_KEY"] = KEY
     try:
@@ -158,6 +162,10 @@ def measure(cap: int = 64, limit: int = 24, seeds: int = 3) -> BenchResult:
             source = base / "source"  # the run the Replay ablation follows
             _grid(grid_file(base / "source.toml", [("llm", "{}")], [0], limit, None), source)
             entries = ablations(source / "words/toy/llm/seed0")
+            if only is not None:
+                entries = [e for e in entries if e[0] in only]
+                if len(entries) != len(only):
+                    raise RuntimeError(f"no ablation named {sorted(set(only) - {e[0] for e in entries})}")
             shared = grid_file(base / "grid.toml", entries, range(seeds), limit, cap)
             before, cpu_before = server.stats(), _cpu()
             wall, result = _grid(shared, base / "grid")
@@ -184,7 +192,7 @@ def measure(cap: int = 64, limit: int = 24, seeds: int = 3) -> BenchResult:
     ratio = wall / longest_alone
     cores = os.cpu_count() or 1
     cpu_total = cpu + after["cpu_s"] - before["cpu_s"]
-    bound = max(longest_alone, cpu_total / cores, answered * LATENCY / cap)
+    bound = max(longest_alone, cpu_total / cores, answered * latency / cap)
     states = [s.state for s in result.statuses]
     free_states = [s.state for s in free_result.statuses]
     summary = (
@@ -193,7 +201,7 @@ def measure(cap: int = 64, limit: int = 24, seeds: int = 3) -> BenchResult:
         f"requests answered {answered} = sum of cells' paid calls {paid}: {answered == paid}; "
         f"429s with the shared limit {rejected} (target 0), without it {free_rejected} "
         f"({free_wall:.1f} s, {free_states.count('done')}/{len(free_states)} cells done); "
-        f"server cap {cap}, {LATENCY * 1000:.0f} ms per call; the grid used {cpu_total:.0f} s "
+        f"server cap {cap}, {latency * 1000:.0f} ms per call; the grid used {cpu_total:.0f} s "
         f"of CPU on {cores} cores: wall / max(longest cell, CPU / cores, calls x latency / cap) "
         f"= {wall / bound:.2f}x"
     )
@@ -207,17 +215,22 @@ def measure(cap: int = 64, limit: int = 24, seeds: int = 3) -> BenchResult:
                  "ratio_to_hardware_bound": round(wall / bound, 3),
                  "peak_in_flight": after["peak"], "unlimited_429": free_rejected,
                  "unlimited_wall_s": round(free_wall, 2),
-                 "unlimited_done": free_states.count("done"), "cap": cap, "limit": limit},
+                 "unlimited_done": free_states.count("done"), "cap": cap, "limit": limit,
+                 "latency_s": latency},
     )
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--cap", type=int, default=64, help="server's concurrent requests")
     parser.add_argument("--limit", type=int, default=24, help="training samples per cell")
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args(argv)
-    return report(measure(args.cap, args.limit, args.seeds))
+    if args.quick:
+        measured = measure(cap=8, limit=6, seeds=1, latency=0.01, only=QUICK_ABLATIONS)
+    else:
+        measured = measure(args.cap, args.limit, args.seeds)
+    return report(measured, results_dir(args))
 
 
 if __name__ == "__main__":

@@ -10,12 +10,12 @@ latency per wave) is reported too; it ignores the concurrency cap, so it is only
 wave is wider than the cap. Target: wall / bound <= 1.25. The same run at concurrency 1 is
 reported for contrast.
 
-Run: .venv/bin/python -m benchmarks.live_overlap [--n-train 48] [--no-serial]
+Run: .venv/bin/python -m benchmarks.live_overlap [--n-train 48] [--no-serial] [--quick]
+(quick: 12 samples, 10 ms per call)
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import tempfile
 import time
@@ -30,8 +30,10 @@ from benchmarks.common import (
     BenchResult,
     TimedLLM,
     ToyResponder,
+    bench_parser,
     paid_calls,
     report,
+    results_dir,
     toy_config,
 )
 from llm_cache.backends.anthropic_backend import AnthropicBackend
@@ -44,6 +46,7 @@ from tests.support.toy import InProcessLLM, ToyTask
 LATENCY = 0.2
 CONCURRENCY = 32
 DEFAULT_N_TRAIN = 48
+QUICK_N_TRAIN, QUICK_LATENCY = 12, 0.01
 FAKE_KEY = "sk-ant-bench-not-a-real-key"
 
 
@@ -85,9 +88,10 @@ def live_run(*, concurrency: int, n_train: int = DEFAULT_N_TRAIN, latency: float
     }
 
 
-def measure(n_train: int = DEFAULT_N_TRAIN, serial: bool = True) -> BenchResult:
-    fast = live_run(concurrency=CONCURRENCY, n_train=n_train)
-    slow = live_run(concurrency=1, n_train=n_train) if serial else None
+def measure(n_train: int = DEFAULT_N_TRAIN, serial: bool = True,
+            latency: float = LATENCY) -> BenchResult:
+    fast = live_run(concurrency=CONCURRENCY, n_train=n_train, latency=latency)
+    slow = live_run(concurrency=1, n_train=n_train, latency=latency) if serial else None
     if not fast["same_events_as_in_process"]:
         raise RuntimeError("the live run over HTTP diverged from the in-process toy run")
     contrast = (
@@ -98,7 +102,7 @@ def measure(n_train: int = DEFAULT_N_TRAIN, serial: bool = True) -> BenchResult:
         f"wall/critical-path = {fast['ratio_to_bound']:.2f}x (target <= 1.25): "
         f"{fast['wall_seconds']:.2f} s vs bound {fast['critical_path_bound_s']:.2f} s over "
         f"{fast['waves']} waves (widest {fast['widest_wave']} calls), concurrency {CONCURRENCY}, "
-        f"{LATENCY * 1000:.0f} ms/call; vs one latency per wave: "
+        f"{latency * 1000:.0f} ms/call; vs one latency per wave: "
         f"{fast['ratio_to_literal_bound']:.2f}x{contrast}"
     )
     return BenchResult(
@@ -109,11 +113,15 @@ def measure(n_train: int = DEFAULT_N_TRAIN, serial: bool = True) -> BenchResult:
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--n-train", type=int, default=DEFAULT_N_TRAIN)
     parser.add_argument("--no-serial", action="store_true", help="skip the concurrency-1 run")
     args = parser.parse_args(argv)
-    return report(measure(args.n_train, serial=not args.no_serial))
+    if args.quick:
+        measured = measure(QUICK_N_TRAIN, serial=not args.no_serial, latency=QUICK_LATENCY)
+    else:
+        measured = measure(args.n_train, serial=not args.no_serial)
+    return report(measured, results_dir(args))
 
 
 if __name__ == "__main__":

@@ -8,12 +8,12 @@ answer after `LATENCY` seconds each, behind a real `CachedLLM` over a fresh cach
 the bound is sum over waves of ceil(misses / concurrency) * latency. Target: wall / bound <= 1.25
 for every method.
 
-Run: .venv/bin/python -m benchmarks.method_overlap [--n-train 48]
+Run: .venv/bin/python -m benchmarks.method_overlap [--n-train 48] [--quick]  (quick: 8 samples,
+5 ms per call)
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import math
 import tempfile
@@ -21,7 +21,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from benchmarks.common import BenchResult, TimedLLM, paid_calls, report, toy_config
+from benchmarks.common import (
+    BenchResult,
+    TimedLLM,
+    bench_parser,
+    paid_calls,
+    report,
+    results_dir,
+    toy_config,
+)
 from llm_cache.client import CachedLLM
 from llm_cache.records import Request, Response, Role
 from llm_cache.retry import RetryDecision
@@ -33,6 +41,7 @@ from tests.support.toy_methods import MethodOptimizer, method_target
 LATENCY = 0.05
 CONCURRENCY = 32
 DEFAULT_N_TRAIN = 48
+QUICK_N_TRAIN, QUICK_LATENCY = 8, 0.005
 
 
 class SlowBackend:
@@ -82,25 +91,27 @@ def method_run(spec: Any, *, n_train: int, latency: float = LATENCY) -> dict[str
             "tokens_by_kind": by_kind}
 
 
-def measure(n_train: int = DEFAULT_N_TRAIN) -> BenchResult:
-    runs = [method_run(cls(), n_train=n_train) for cls in SPECS
+def measure(n_train: int = DEFAULT_N_TRAIN, latency: float = LATENCY) -> BenchResult:
+    runs = [method_run(cls(), n_train=n_train, latency=latency) for cls in SPECS
             if cls.method.value != "stratune"]
-    runs += [method_run(StraTuneMethod(generator=g), n_train=n_train) for g in Generator]
+    runs += [method_run(StraTuneMethod(generator=g), n_train=n_train, latency=latency)
+             for g in Generator]
     worst = max(r["ratio"] for r in runs if r["ratio"] is not None)
     summary = "; ".join(f"{r['method']} {r['wall_seconds']:.2f} s / {r['critical_path_s']:.2f} s "
                         f"= {r['ratio']:.2f}x, {r['target_tokens']:,} target + "
                         f"{r['optimizer_tokens']:,} optimizer tok" for r in runs)
     return BenchResult(name="method_overlap", figure=worst, target=1.25,
                        summary=f"worst wall/critical-path {worst:.2f}x (target <= 1.25): {summary}",
-                       details={"latency_s": LATENCY, "concurrency": CONCURRENCY,
+                       details={"latency_s": latency, "concurrency": CONCURRENCY,
                                 "n_train": n_train, "runs": runs})
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--n-train", type=int, default=DEFAULT_N_TRAIN)
     args = parser.parse_args(argv)
-    return report(measure(args.n_train))
+    measured = measure(QUICK_N_TRAIN, QUICK_LATENCY) if args.quick else measure(args.n_train)
+    return report(measured, results_dir(args))
 
 
 if __name__ == "__main__":

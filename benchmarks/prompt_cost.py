@@ -12,12 +12,11 @@ Caveat: the fake server counts a prefix as written from the first request that c
 concurrent first requests all read; the real API may charge a write to each request that
 arrives before the first write completes. The per-skill write count is reported for that reason.
 
-Run: .venv/bin/python -m benchmarks.prompt_cost
+Run: .venv/bin/python -m benchmarks.prompt_cost [--quick]  (quick: 8 samples)
 """
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from collections.abc import Sequence
 from typing import Any
@@ -28,7 +27,9 @@ from benchmarks.common import (
     OPTIMIZER_MODEL,
     BenchResult,
     ToyResponder,
+    bench_parser,
     report,
+    results_dir,
     toy_config,
 )
 from llm_cache.backends.anthropic_backend import AnthropicBackend
@@ -41,6 +42,7 @@ from tests.support.toy import INITIAL_SKILL, ToyTask
 
 MODELS = ("claude-haiku-4-5", "claude-sonnet-4-6")
 N_TRAIN = 48
+QUICK_N_TRAIN = 8
 MARGIN = 1.25  # the skill is this many times the model's minimum
 FAKE_KEY = "sk-ant-bench-not-a-real-key"
 
@@ -64,10 +66,10 @@ def input_cost(model: str, usage: Usage) -> float:
                             cache_read_tokens=usage.cache_read_tokens))
 
 
-def one_run(model: str, *, cached: bool) -> dict[str, Any]:
+def one_run(model: str, *, cached: bool, n_train: int = N_TRAIN) -> dict[str, Any]:
     minimum = default_prices().cache_min_tokens(model)
     skill = long_skill(minimum)
-    task = ToyTask(n_train=N_TRAIN, initial=skill)
+    task = ToyTask(n_train=n_train, initial=skill)
     config = toy_config(target_model=model)
     with (
         FakeAnthropicServer(responder=ToyResponder(target_model=model)) as fake,
@@ -97,10 +99,11 @@ def one_run(model: str, *, cached: bool) -> dict[str, Any]:
     }
 
 
-def measure() -> BenchResult:
+def measure(n_train: int = N_TRAIN) -> BenchResult:
     per_model = {}
     for model in MODELS:
-        on, off = one_run(model, cached=True), one_run(model, cached=False)
+        on = one_run(model, cached=True, n_train=n_train)
+        off = one_run(model, cached=False, n_train=n_train)
         if on["final_id"] != off["final_id"]:
             raise RuntimeError(f"{model}: caching changed the run's result")
         per_model[model] = {"ratio": round(on["input_cost_usd"] / off["input_cost_usd"], 4),
@@ -112,12 +115,12 @@ def measure() -> BenchResult:
     )
     summary = f"cached/uncached target-input cost = {worst:.2f}x worst (target <= 0.55): {parts}"
     return BenchResult(name="prompt_cost", figure=worst, target=0.55, summary=summary,
-                       details={"models": per_model, "n_train": N_TRAIN})
+                       details={"models": per_model, "n_train": n_train})
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
-    return report(measure())
+    args = bench_parser(__doc__).parse_args(argv)
+    return report(measure(QUICK_N_TRAIN if args.quick else N_TRAIN), results_dir(args))
 
 
 if __name__ == "__main__":

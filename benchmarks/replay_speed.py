@@ -5,12 +5,12 @@ cache), then replayed with `mode="replay"`; the raw loop reads the same keys, in
 straight from diskcache in the same process. Targets: replay/raw <= 2.0 and a 3,000-execution
 replay under 1 s. When a target is missed, a cProfile of one replay names what dominates.
 
-Run: .venv/bin/python -m benchmarks.replay_speed [--n-train 1500]
+Run: .venv/bin/python -m benchmarks.replay_speed [--n-train 1500] [--quick]  (quick: 40 samples,
+one repeat, no minimum of executions)
 """
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import io
 import pstats
@@ -18,7 +18,14 @@ import tempfile
 import time
 from collections.abc import Sequence
 
-from benchmarks.common import BenchResult, report, scripted_backends, toy_config
+from benchmarks.common import (
+    BenchResult,
+    bench_parser,
+    report,
+    results_dir,
+    scripted_backends,
+    toy_config,
+)
 from llm_cache.client import CachedLLM
 from llm_cache.key import request_key
 from llm_cache.records import Request, Response, Role
@@ -30,6 +37,7 @@ MIN_EXECUTIONS = 3000
 # 6x budget on 500 samples records only ~1,200 executions; 1,500 samples record ~3,500.
 DEFAULT_N_TRAIN = 1500
 REPEATS = 3
+QUICK_N_TRAIN = 40
 
 
 class _KeyLog:
@@ -75,7 +83,8 @@ def _profile(cache_dir: str, task: ToyTask, top: int = 8) -> list[str]:
     return [f"{t:.3f}s self, {c:.3f}s cum: {where}" for t, c, where in rows[:top]]
 
 
-def measure(n_train: int = DEFAULT_N_TRAIN) -> BenchResult:
+def measure(n_train: int = DEFAULT_N_TRAIN, *, repeats: int = REPEATS,
+            min_executions: int = MIN_EXECUTIONS) -> BenchResult:
     task = ToyTask(n_train=n_train)
     with tempfile.TemporaryDirectory(prefix="stratune-bench-") as tmp:
         cache_dir = f"{tmp}/cache"
@@ -84,7 +93,7 @@ def measure(n_train: int = DEFAULT_N_TRAIN) -> BenchResult:
             recorded = run(toy_config(), task, llm)
             record_s = time.perf_counter() - start
         executions = recorded.spent
-        if executions < MIN_EXECUTIONS:
+        if executions < min_executions:
             raise RuntimeError(f"recorded only {executions} executions; raise --n-train")
 
         with CachedLLM.open(cache_dir, backends={}, mode="replay") as llm:
@@ -93,11 +102,11 @@ def measure(n_train: int = DEFAULT_N_TRAIN) -> BenchResult:
         keys = [request_key(r) for r in log.requests]
         targets = sum(r.role is Role.TARGET for r in log.requests)
 
-        replay_s, replayed = min(_replay(cache_dir, task) for _ in range(REPEATS))
+        replay_s, replayed = min(_replay(cache_dir, task) for _ in range(repeats))
         if replayed.events != recorded.events:
             raise RuntimeError("replay produced different events from the recorded run")
-        raw_s = min(_raw_reads(cache_dir, keys) for _ in range(REPEATS))
-        core_s = min(_core_only(task) for _ in range(REPEATS))
+        raw_s = min(_raw_reads(cache_dir, keys) for _ in range(repeats))
+        core_s = min(_core_only(task) for _ in range(repeats))
         ratio = replay_s / raw_s
         per_3000 = replay_s * MIN_EXECUTIONS / executions
         profile = _profile(cache_dir, task) if ratio > 2.0 or per_3000 >= 1.0 else []
@@ -131,10 +140,14 @@ def _core_only(task: ToyTask) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--n-train", type=int, default=DEFAULT_N_TRAIN)
     args = parser.parse_args(argv)
-    return report(measure(args.n_train))
+    if args.quick:
+        measured = measure(QUICK_N_TRAIN, repeats=1, min_executions=0)
+    else:
+        measured = measure(args.n_train)
+    return report(measured, results_dir(args))
 
 
 if __name__ == "__main__":

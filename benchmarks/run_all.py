@@ -1,17 +1,20 @@
-"""`make bench`: run the five reliability and speed benchmarks, batch_cost, grid_throughput
-and the cache lookup benchmark, print one table of figure vs target, and leave one
-JSON per benchmark in benchmarks/results/.
+"""`make bench`: run the five reliability and speed benchmarks, batch_cost, grid_throughput,
+method_overlap, sandbox_overhead and the cache lookup benchmark, print one table of figure vs
+target, and leave one JSON per benchmark in benchmarks/results/.
 
 Exit status 0 even when a target is missed: the benchmarks measure, CI's tests decide.
-Run: .venv/bin/python -m benchmarks.run_all [--quick]
+`--quick` runs every benchmark's quick mode (small sizes, seconds; figures that mean nothing,
+written only with `--results DIR`). mlflow_stall and sandbox_probes print tables of their own
+and run alone.
+Run: .venv/bin/python -m benchmarks.run_all [--quick] [--results DIR]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,21 +34,22 @@ from benchmarks import (
     replay_speed,
     sandbox_overhead,
 )
-from benchmarks.common import RESULTS_DIR, BenchResult
+from benchmarks.common import BenchResult, bench_parser, results_dir
 
 
-def _cache_lookup() -> BenchResult | None:
-    """H2's benchmark runs as its own script; its JSON becomes an untargeted sixth row."""
+def _cache_lookup(options: Sequence[str], directory: Path | None) -> BenchResult | None:
+    """H2's benchmark runs as its own script; its JSON becomes an untargeted row."""
     script = Path(__file__).resolve().parent / "cache_lookup.py"
-    if not script.exists():
-        return None
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
-    lines = (done.stdout.strip() or done.stderr.strip()).splitlines()
-    print(lines[-1] if lines else "cache_lookup: no output", flush=True)
-    path = RESULTS_DIR / "cache_lookup.json"
-    if done.returncode != 0 or not path.exists():
-        return None
-    data = json.loads(path.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory(prefix="stratune-bench-") as tmp:
+        out = directory if directory is not None else Path(tmp)
+        done = subprocess.run([sys.executable, str(script), *options, "--results", str(out)],
+                              capture_output=True, text=True)
+        lines = (done.stdout.strip() or done.stderr.strip()).splitlines()
+        print(lines[-1] if lines else "cache_lookup: no output", flush=True)
+        path = out / "cache_lookup.json"
+        if done.returncode != 0 or not path.exists():
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
     ratio = data["cache_read_us"] / data["raw_diskcache_get_us"]
     return BenchResult(
         name="cache_lookup", figure=round(ratio, 3), target=float("inf"), unit="x",
@@ -76,29 +80,28 @@ def table(results: Sequence[BenchResult]) -> Table:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="skip the slow concurrency-1 contrast run, the cache lookup and "
-                             "batch_cost's run with 30 s batches")
-    args = parser.parse_args(argv)
+    args = bench_parser(__doc__).parse_args(argv)
+    # Each benchmark reads the same two options and decides where its JSON goes.
+    options = [*(["--quick"] if args.quick else []),
+               *(["--results", str(args.results)] if args.results is not None else [])]
     started = time.perf_counter()
-    results = [replay_speed.main([])]
-    live = live_overlap.report(live_overlap.measure(serial=not args.quick))
+    results = [replay_speed.main(options)]
+    live = live_overlap.main(options)
     results.append(live)
-    results.append(core_overhead.report(core_overhead.measure(live.details["concurrency_32"])))
-    results.append(budget_audit.main([]))
-    results.append(budget_use.main([]))
-    results.append(prompt_cost.main([]))
-    results.append(batch_cost.main(["--quick"] if args.quick else []))
-    results.append(grid_throughput.main(["--seeds", "1"] if args.quick else []))
-    results.append(method_overlap.main([]))
-    results.append(sandbox_overhead.main(["--repeats", "5"] if args.quick else []))
-    if not args.quick and (lookup := _cache_lookup()) is not None:
+    repeats = 1 if args.quick else core_overhead.REPEATS
+    results.append(core_overhead.report(
+        core_overhead.measure(live.details["concurrency_32"], repeats), results_dir(args)))
+    for module in (budget_audit, budget_use, prompt_cost, batch_cost, grid_throughput,
+                   method_overlap, sandbox_overhead):
+        results.append(module.main(options))
+    if (lookup := _cache_lookup(options, results_dir(args))) is not None:
         results.append(lookup)
     # Wide enough for the table when the output is a file or a pipe (make bench | tee).
     console = Console(width=None if sys.stdout.isatty() else 150)
     console.print(table(results))
-    console.print(f"JSON results in {RESULTS_DIR}; took {time.perf_counter() - started:.0f} s")
+    where = results_dir(args)
+    console.print(f"JSON results in {where if where is not None else 'no directory (quick)'}; "
+                  f"took {time.perf_counter() - started:.0f} s")
     return 0
 
 

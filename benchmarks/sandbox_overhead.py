@@ -7,12 +7,12 @@ alternating. The figure is the worst tier's difference of the fastest runs (as
 core_overhead takes the fastest of its repeats: on a shared machine the slower runs measure
 the neighbours); medians are in the JSON. Target: at most +0.1 s per run.
 
-Run: .venv/bin/python -m benchmarks.sandbox_overhead
+Run: .venv/bin/python -m benchmarks.sandbox_overhead [--repeats 15] [--quick]  (quick: one run of
+each kind; the tiers are those this machine offers, none is an empty row)
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import subprocess
 import sys
@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.common import BenchResult, report
+from benchmarks.common import BenchResult, bench_parser, report, results_dir
 from replay.tasks.sandbox import Tier, detect, run_python
 
 REPEATS = 15
@@ -62,10 +62,11 @@ def measure(repeats: int = REPEATS) -> dict[str, list[float]]:
 
 
 def main(argv: Sequence[str] | None = None) -> BenchResult:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=REPEATS)
     args = parser.parse_args(argv)
-    times = measure(args.repeats)
+    repeats = 1 if args.quick else args.repeats
+    times = measure(repeats)
     fastest = {name: min(values) for name, values in times.items()}
     medians = {name: round(statistics.median(values), 3) for name, values in times.items()}
     plain = fastest["plain"]
@@ -76,8 +77,8 @@ def main(argv: Sequence[str] | None = None) -> BenchResult:
         name="sandbox_overhead", figure=round(worst, 3), target=TARGET_SECONDS, unit=" s",
         summary=f"per program run over plain python -I ({plain:.3f} s, fastest runs): {parts}",
         details={"fastest_seconds": fastest, "medians_seconds": medians,
-                 "overhead_seconds": overhead, "repeats": args.repeats},
-    ))
+                 "overhead_seconds": overhead, "repeats": repeats},
+    ), results_dir(args))
 
 
 if __name__ == "__main__":

@@ -8,11 +8,12 @@ Runs every probe of tests/sandbox_probes.py on every tier this machine offers, a
 current user; started as root it runs again as an unprivileged uid (the same drop the
 test suite uses), so one call prints all four settings.
 
-Run: .venv/bin/python -m benchmarks.sandbox_probes
+Run: .venv/bin/python -m benchmarks.sandbox_probes [--quick]  (quick: two of the probes)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -23,10 +24,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from replay.tasks.sandbox import Limits, Tier, detect, run
+from tests import sandbox_host_probes as host_probes
 from tests import sandbox_probes as probes
 from tests.sandbox_fixtures import FAST, write_layout
 
 PROJECT = Path(__file__).resolve().parents[1]
+# Two probes of about 0.3 s each (proc-sys waits 1.5 s for its child), enough to run the table's
+# code on every tier and, as root, for the unprivileged uid.
+QUICK_PROBES = ("file-metadata", "sysv-ipc")
 
 
 def _probes(scratch: Path, made: list[Path]) -> dict[str, Callable[[Tier, Limits], probes.Outcome]]:
@@ -41,26 +46,37 @@ def _probes(scratch: Path, made: list[Path]) -> dict[str, Callable[[Tier, Limits
         "ptrace-namespaces": probes.probe_ptrace_and_namespaces,
         "answer-handles": lambda t, lim: probes.probe_gold_metadata(t, lim, gold),
         "output-shapes": lambda t, lim: probes.probe_output_shapes(t, lim, lambda: made),
+        "host-processes": host_probes.probe_host_processes,
+        "posix-ipc": host_probes.probe_posix_ipc,
+        "memory-files": lambda t, _: host_probes.probe_memfd(t, host_probes.MEMORY),
     }
 
 
-def measure() -> list[dict[str, object]]:
-    """One row per (tier, probe) for the current uid."""
+def measure(only: Sequence[str] | None = None) -> list[dict[str, object]]:
+    """One row per (tier, probe) for the current uid; `only`: the probes to run (default all)."""
     made: list[Path] = []
     real = tempfile.mkdtemp
     rows = []
     with tempfile.TemporaryDirectory(prefix="stratune-probes-") as tmp:
+        # The run directories the sandbox makes, for the probes that inspect them afterwards.
+        # `run.tempfile` is the tempfile module itself: restored, or every later mkdtemp of
+        # this process (a test's) would keep recording.
         run.tempfile.mkdtemp = lambda *a, **kw: made.append(Path(real(*a, **kw))) or str(made[-1])  # type: ignore[attr-defined]
-        for k, tier in enumerate(detect().tiers):
-            scratch = Path(tmp) / str(k)
-            scratch.mkdir()
-            for name, probe in _probes(scratch, made).items():
-                outcome = probe(tier, FAST)
-                extra = [line for line in outcome.result.stdout.splitlines()
-                         if line.startswith(("STAT", "LEAK"))]
-                rows.append({"uid": os.geteuid(), "tier": tier.name.value, "probe": name,
-                             "verdict": outcome.verdict,
-                             "detail": "; ".join([*outcome.escapes, *extra])[:200]})
+        try:
+            for k, tier in enumerate(detect().tiers):
+                scratch = Path(tmp) / str(k)
+                scratch.mkdir()
+                for name, probe in _probes(scratch, made).items():
+                    if only is not None and name not in only:
+                        continue
+                    outcome = probe(tier, FAST)
+                    extra = [line for line in outcome.result.stdout.splitlines()
+                             if line.startswith(("STAT", "LEAK"))]
+                    rows.append({"uid": os.geteuid(), "tier": tier.name.value, "probe": name,
+                                 "verdict": outcome.verdict,
+                                 "detail": "; ".join([*outcome.escapes, *extra])[:200]})
+        finally:
+            run.tempfile.mkdtemp = real  # type: ignore[attr-defined]
     return rows
 
 
@@ -80,14 +96,20 @@ def _as_user(argv: list[str]) -> list[dict[str, object]]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(argv if argv is not None else sys.argv[1:])
-    rows = measure()
-    if args == ["--json"]:
+def main(argv: Sequence[str] | None = None) -> list[dict[str, object]]:
+    """Print the listing and the table; return the rows."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"only the probes {QUICK_PROBES}")
+    parser.add_argument("--json", action="store_true",
+                        help="print this uid's rows as JSON (the unprivileged half)")
+    args = parser.parse_args(argv)
+    rows = measure(QUICK_PROBES if args.quick else None)
+    if args.json:
         print(json.dumps(rows))
-        return 0
+        return rows
     if os.geteuid() == 0:
-        rows += _as_user([sys.executable, "-m", "benchmarks.sandbox_probes", "--json"])
+        rows += _as_user([sys.executable, "-m", "benchmarks.sandbox_probes", "--json",
+                          *(["--quick"] if args.quick else [])])
     for row in rows:
         who = "root" if row["uid"] == 0 else "user"
         print(f"{who:5} {row['tier']:10} {row['probe']:18} {row['verdict']:9} {row['detail']}")
@@ -101,8 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         who = "root" if key[0] else "non-root"
         print(f"| {who}, {key[1]} | {counts['blocked']} | {counts['contained']} | "
               f"{counts['escaped']} | {leaks} |")
-    return 0
+    return rows
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()

@@ -214,12 +214,21 @@ def skill_markdown(skill: AgentSkill, text: str) -> str:
 
 
 def write_learned(skill: str | Path | None, out: str | Path) -> Path | None:
-    """After a run from the skill folder `skill`: the run's final skill as a folder of the same
-    shape, OUT/skill/<name>/ (None when the run did not start from a folder)."""
+    """At the end of a run from the skill folder `skill`: the run's final skill as a folder of
+    the same shape, OUT/skill/<name>/ (None when the run did not start from a folder)."""
     if skill is None:
         return None
     final = (Path(out) / "final_skill.txt").read_text(encoding="utf-8")
     return write_skill_folder(read_skill_folder(skill), final, Path(out) / OUT_DIR)
+
+
+def learned_folder(skill: str | Path | None, out: str | Path) -> Path | None:
+    """Where `train` wrote the learned folder of a run from the skill folder `skill` (before
+    sealing the run, so the seal covers it); None when there is none."""
+    if skill is None:
+        return None
+    folder = Path(out) / OUT_DIR / Path(skill).expanduser().resolve().name
+    return folder if folder.is_dir() else None
 
 
 def check_learned(parent: Path, final_text: str) -> str | None:

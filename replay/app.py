@@ -29,7 +29,7 @@ from replay.input_files import resolved, too_deep
 from replay.redact import scrub
 from replay.serde import TaskSpec
 from replay.stops import parse_duration
-from replay.tasks.registry import TASK_HELP
+from replay.tasks.registry import TASK_HELP, custom_path, shadowed_folder
 from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
 from stratune_core.records.errors import StraTuneError
 from stratune_core.selection.selectors.registry import selector_usage
@@ -176,8 +176,11 @@ def _options(args: argparse.Namespace) -> Any:
 
 def _task_spec(args: argparse.Namespace) -> TaskSpec:
     spec = args.task
-    path = Path(spec).expanduser()
-    if spec.endswith(".jsonl") or path.is_dir():
+    if (note := shadowed_folder(spec)) is not None:
+        # on stderr: stdout may be data (`plan --show-config`'s JSON)
+        print(f"note: {note}", file=sys.stderr)
+    path = custom_path(spec)
+    if path is not None:
         # Stored absolute, so `replay` and `view` work from any directory.
         spec = str(resolved(path, "--task"))
     skill = getattr(args, "skill_dir", None)  # evaluate's --skill is the skill it scores
@@ -189,7 +192,7 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay import runner
-    from replay.agent_skill import write_learned
+    from replay.agent_skill import learned_folder
     from replay.show import load_run, renderable, show
     from replay.viewer.rounds import round_table
     from replay.viewer.tables import header
@@ -215,7 +218,7 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
         show(round_table(run.view), console)
         show(header(run.view, run.manifest, run.evaluation), console)
         console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
-        if (folder := write_learned(options.task.skill, args.out)) is not None:
+        if (folder := learned_folder(options.task.skill, args.out)) is not None:
             console.print(f"final skill as an Agent Skills folder: {escape(str(folder))}")
     return code
 

@@ -12,12 +12,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from llm_cache.accounting import AccountingRow
+from llm_cache.backends.base import Backend
 from llm_cache.client import CachedLLM
 from llm_cache.records import Role
 from replay import evaluation_dir, models
 from replay.agent_skill import is_skill_folder, read_skill_folder
 from replay.arg_types import directory
 from replay.evaluate import score_with_bar
+from replay.lock import RunLock
 from replay.serde import TaskSpec
 from replay.trace import RunDir
 from stratune_core.records.errors import StraTuneError
@@ -74,17 +76,36 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
     becomes an evaluation directory that `stratune replay` re-checks)."""
     model = models.canonical_model(target)
     backend = models.build_backend(target)
-    models.check_buildable(target)  # before anything is written
-    if out is not None:
-        out_dir = RunDir.at(out)
+    if out is None:
+        # The cache may hold every answer (re-scoring a run): the backend needs a local model's
+        # library and file only at its first miss.
+        if Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+            raise StraTuneError(f"--cache-dir {cache_dir}: is a file, not a directory; give "
+                                "the cache directory (it is created if missing)")
+        return _score(task, task_spec, skills, backend, model, split=split, cache_dir=cache_dir,
+                      concurrency=concurrency, console=console, baseline=baseline)
+    # OUT's cache starts empty, so every answer is a call: a local model's library and file are
+    # checked before anything is written.
+    models.check_buildable(target)
+    out_dir = RunDir.at(out)
+    out_dir.prepare()
+    # One writer per directory: a `train` on the same --out waits for nothing and is refused.
+    with RunLock.acquire(out_dir.path, "evaluate"):
         if out_dir.exists():
             raise StraTuneError(f"--out {out_dir.path}: holds a training run; give another "
                                 "directory for the evaluation")
-        out_dir.prepare()
-        cache_dir = str(out_dir.cache)
-    elif Path(cache_dir).exists() and not Path(cache_dir).is_dir():
-        raise StraTuneError(f"--cache-dir {cache_dir}: is a file, not a directory; give the "
-                            "cache directory (it is created if missing)")
+        evaluation_dir.check_same(out_dir.path, evaluation_dir.Planned.of(
+            task_spec, split, model, skills, baseline))
+        scored = _score(task, task_spec, skills, backend, model, split=split,
+                        cache_dir=str(out_dir.cache), concurrency=concurrency,
+                        console=console, baseline=baseline)
+        evaluation_dir.write(out, scored.record, [text for _, text in skills])
+    return scored
+
+
+def _score(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, str]], backend: Backend,
+           model: str, *, split: str, cache_dir: str, concurrency: int, console: Console,
+           baseline: str | None) -> Scored:
     results = []
     with CachedLLM.open(cache_dir, backends={Role.TARGET: backend}, mode="live",
                         concurrency=concurrency) as llm:
@@ -94,8 +115,6 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
             results.append((label, text, result))
         total = llm.accounting().total()
     record = evaluation_dir.record_of(task_spec, split, model, results, baseline)
-    if out is not None:
-        evaluation_dir.write(out, record, [text for _, text, _ in results])
     return Scored(record=record, total=total)
 
 

@@ -25,12 +25,12 @@ from replay import models
 from replay.evaluate import SplitScore, score_skill
 from replay.redact import scrub
 from replay.serde import TaskSpec, TraceError, trace_converter
-from replay.trace import RunDir
+from replay.trace import SCORES, RunDir
 from replay.verify import EXIT_OK, failed, replay_llm
 from stratune_core.evaluation import paired_stats
+from stratune_core.records.errors import StraTuneError
 from stratune_core.records.ids import text_id
 
-SCORES = "scores.json"
 FORMAT = "stratune-evaluation/1"
 
 
@@ -55,6 +55,46 @@ class EvaluationRecord:
 
     def skill(self, label: str) -> SkillScore:
         return next(s for s in self.skills if s.label == label)
+
+
+@frozen(kw_only=True)
+class Planned:
+    """What an evaluation is of, known before anything is scored: a second `evaluate` on the
+    same --out must be this very evaluation again (a rerun) or it is refused, so scores.json
+    is never replaced by the scores of other skills."""
+
+    task: TaskSpec
+    split: str
+    target_model: str
+    skills: tuple[tuple[str, str], ...] = field(converter=tuple)  # (label, content id)
+    baseline: str | None
+
+    @classmethod
+    def of(cls, task: TaskSpec, split: str, target_model: str,
+           skills: Sequence[tuple[str, str]], baseline: str | None) -> Planned:
+        """skills: (label, text)."""
+        return cls(task=task, split=split, target_model=target_model,
+                   skills=[(label, text_id(text)) for label, text in skills], baseline=baseline)
+
+
+def check_same(path: Path, planned: Planned) -> None:
+    """Refuse an evaluation directory that holds another evaluation than `planned`."""
+    if not (path / SCORES).exists():
+        return
+    try:
+        record = read(path)
+    except TraceError as exc:
+        raise StraTuneError(f"--out {path}: {exc}; give another directory for the "
+                            "evaluation") from None
+    held = Planned(task=record.task, split=record.split, target_model=record.target_model,
+                   skills=[(s.label, s.skill_id) for s in record.skills],
+                   baseline=record.baseline)
+    differing = [name for name in ("skills", "baseline", "task", "split", "target_model")
+                 if getattr(held, name) != getattr(planned, name)]
+    if differing:
+        raise StraTuneError(f"--out {path}: holds the evaluation of other "
+                            f"{', '.join(differing).replace('_', ' ')} ({SCORES}); a directory "
+                            "keeps one evaluation: give this one another --out")
 
 
 def is_evaluation_dir(path: str | Path) -> bool:

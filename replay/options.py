@@ -20,6 +20,7 @@ from replay.models import canonical_model, load_task
 from replay.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
 from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, layer_config, task_layer
+from stratune_core.methods.packages import method_packages
 from stratune_core.methods.prompt_versions import prompt_version_of
 from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.records.errors import ConfigError, StraTuneError
@@ -164,9 +165,10 @@ def with_recorded_sequence(config: Config) -> Config:
     return config.replace(selector=attrs.evolve(selector, strategies=sequence))
 
 
-def package_versions() -> tuple[Package, ...]:
+def package_versions(method: MethodSpec | None = None) -> tuple[Package, ...]:
+    """StraTune's dependencies and the packages `method` runs through (`gepa`), as installed."""
     out = []
-    for name in PACKAGES:
+    for name in (*PACKAGES, *(method_packages(method) if method is not None else ())):
         try:
             out.append(Package(name=name, version=metadata.version(name)))
         except metadata.PackageNotFoundError:
@@ -232,6 +234,6 @@ def new_manifest(options: RunOptions, config: Config) -> Manifest:
         method=options.method,
         prompt_version=prompt_version_of(options.method),
         replay_sequence=sequence,
-        packages=package_versions(),
+        packages=package_versions(options.method),
         git_revision=git_revision(),
     )

@@ -21,6 +21,7 @@ from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Role
 from llm_cache.store import CacheNotFound
 from replay import evaluation_dir, models, seal, verify
+from replay.agent_skill import write_learned
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
 from replay.method_options import check_budget, fit_method
@@ -30,7 +31,7 @@ from replay.progress import TrainProgress
 from replay.prompt_fit import fit_to_context
 from replay.redact import public_spec, scrub
 from replay.serde import Manifest, check_prompt_version
-from replay.trace import RunDir, TraceWriter
+from replay.trace import SCORES, RunDir, TraceWriter
 from replay.train_hooks import TrainHooks
 from replay.verify import EXIT_FAILED, EXIT_OK, Labelled
 from stratune_core.config.knobs import Config
@@ -77,6 +78,10 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     run_dir.prepare()
     try:
         with RunLock.acquire(run_dir.path):
+            if run_dir.holds_evaluation():
+                raise StraTuneError(f"--out {run_dir.path}: holds an evaluation "
+                                    f"({SCORES}, written by `stratune evaluate --out`); give "
+                                    "the run a directory of its own")
             session = _Session(run_dir, config, manifest, console, test_split, hooks)
             return session.run(task, backends, concurrency)
     except OSError as exc:
@@ -105,9 +110,23 @@ class _Session:
     console: Console
     test_split: str | None
     hooks: TrainHooks
+    rewrite_usage: bool = False  # a rerun recovering from a stop before the last seal
+    reopened: bool = False  # a rerun of a finished run that diverged and recorded it again
 
     def run(self, task: Task, backends: dict[Role, Backend], concurrency: int) -> int:
         previous = _previous_run(self.run_dir, self.manifest)
+        rerun = previous is not None and previous.finished
+        before: dict[str, str] = {}
+        if rerun:
+            # Only files this rerun writes anew may differ from the seal: a stop between the
+            # test evaluation and its seal leaves both newer than the seal.
+            rewrites = frozenset(seal.TEST_EVALUATION_FILES if self.test_split is not None
+                                 else ())
+            problem = seal.rerun_problem(self.run_dir, rewrites)
+            if problem is not None:
+                raise StraTuneError(problem)
+            self.rewrite_usage = seal.check(self.run_dir) is not None
+            before = seal.fingerprint(self.run_dir)
         llm = CachedLLM.open(self.run_dir.cache, backends=backends, mode="live",
                              concurrency=concurrency, seed=self.config.seed,
                              batch_journal=self.run_dir.path / JOURNAL_NAME,  # batch=on safety
@@ -118,7 +137,18 @@ class _Session:
             llm.close()
         if code == EXIT_OK:
             _checkpoint(self.run_dir)
-            seal.seal_finished(self.run_dir)
+            if previous is not None and previous.finished and previous.seal is None \
+                    and not self.reopened:
+                self.console.print("[yellow]not sealed[/]: the run had finished without a seal "
+                                   "(recorded before seals); a rerun does not seal files it "
+                                   "did not write")
+            else:
+                seal.seal_finished(self.run_dir)
+        if rerun:
+            changed = seal.rewritten(before, seal.fingerprint(self.run_dir))
+            self.console.print("rerun of a finished run: " + (
+                f"rewrote {', '.join(changed)}" if changed else
+                "every file already held what it recomputed; nothing rewritten"), soft_wrap=True)
         return code
 
     def _record(self, task: Task, llm: CachedLLM, previous: Manifest | None) -> int:
@@ -138,6 +168,7 @@ class _Session:
                     if finished_before and writer.diverged:
                         self.run_dir.write_manifest(self.manifest)
                         finished_before = False
+                        self.reopened = True
                     progress.update(state, events, llm.accounting())
                     for event in events:
                         if isinstance(event, RunFinished):
@@ -165,12 +196,14 @@ class _Session:
             raise
         writer.finish()
         assert final is not None
+        write_learned(self.manifest.task.skill, self.run_dir.path)  # before it is sealed
         unchanged = previous is not None and previous.finished and not writer.diverged
         self._save_usage(llm, unchanged)
         if not unchanged:  # else the recorded manifest already describes exactly this run
-            self.run_dir.write_manifest(attrs.evolve(
+            # finished and sealed in one write: a finished run always carries its seal
+            self.run_dir.write_manifest(seal.sealed(self.run_dir, attrs.evolve(
                 self.manifest, events=len(writer.lines), event_digest=writer.digest.hexdigest(),
-                finished=True, final_id=final[0]))
+                finished=True, final_id=final[0])))
         self.console.print(writer.report.describe())
         if self.test_split is not None:
             skills = {initial.skill_id: initial.text, final[0]: final[1]}
@@ -188,7 +221,8 @@ class _Session:
         """usage.json is what the session that completed the run paid and read from the cache;
         a rerun of a finished run that paid for nothing leaves the original figures in place."""
         accounting = llm.accounting()
-        if unchanged and accounting.total().paid_calls == 0 and self.run_dir.usage.is_file():
+        if unchanged and accounting.total().paid_calls == 0 and self.run_dir.usage.is_file() \
+                and not self.rewrite_usage:
             return
         self.run_dir.write_json(self.run_dir.usage, accounting.to_dict())
 

@@ -32,7 +32,11 @@ from stratune_core.records.ids import text_id
 from stratune_core.records.serde import TAG, make_converter, one_line
 from stratune_core.selection.selectors.scripted import ReplaySequence
 
-FORMAT_VERSION = 1
+# 2: written by a version that seals every finished run (`replay/seal.py`): a finished run
+# of format 2 without a seal was altered. 1: the same fields; sealed only if it has the key.
+FORMAT_VERSION = 2
+READABLE_FORMATS = (1, 2)
+SEALING_FORMAT = 2
 TEXT_BLOB = "text_blob"
 LEGACY_PROMPT_VERSION = "1"  # manifests written before the field existed
 RULES_ADDED_LATER = ("max_unusable_rounds",)  # Config fields whose absence means "off"
@@ -174,6 +178,10 @@ class FileDigest:
     digest: str  # xxh3_128 of its bytes
 
 
+def _optional_tuple(value: Any) -> tuple[Any, ...] | None:
+    return None if value is None else tuple(value)
+
+
 @frozen(kw_only=True)
 class Seal:
     """Digests recorded when a run finishes: of the manifest itself (without its seal) and of
@@ -182,6 +190,9 @@ class Seal:
 
     manifest: str
     files: tuple[FileDigest, ...] = field(default=(), converter=tuple)
+    # Every entry of the learned Agent Skills folder (OUT/skill/), directories and links
+    # included; empty when there is none. None: sealed before the folder was covered.
+    skill_folder: tuple[FileDigest, ...] | None = field(default=None, converter=_optional_tuple)
 
 
 @frozen(kw_only=True)
@@ -231,10 +242,11 @@ def manifest_to_json(manifest: Manifest) -> str:
 
 def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
     data = _json_object(text, where)
-    if data.get("format") != FORMAT_VERSION:
+    if type(data.get("format")) is not int or data["format"] not in READABLE_FORMATS:
         raise TraceError(
-            f"{where}: format {data.get('format')!r} is not {FORMAT_VERSION}; "
-            "record the run again with this version of stratune"
+            f"{where}: format {data.get('format')!r} is not one of "
+            f"{', '.join(map(str, READABLE_FORMATS))}; record the run again with this version "
+            "of stratune"
         )
     data.setdefault("prompt_version", LEGACY_PROMPT_VERSION)
     if isinstance(data.get("config"), dict):

@@ -11,6 +11,7 @@ from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
 from replay import seal
+from replay.output_path import check_output
 from replay.serde import Manifest
 from replay.trace import RunDir
 from replay.viewer import build_view, candidate_detail, round_detail, summary
@@ -84,6 +85,8 @@ def show(picture: RenderableType, console: Console, *, export: str | None = None
         raise StraTuneError(f"--export {export}: use one of {', '.join(EXPORTS)}")
     if export == "png":
         _png_converter()  # fail before printing anything
+    if export is not None:
+        check_output(output if output is not None else f"stratune-view.{export}")
     console.print(picture)
     if export is None:
         return None

@@ -46,6 +46,7 @@ FINAL_SKILL = "final_skill.txt"
 EVALUATION = "evaluation.json"
 CELL_FILE = "grid_cell.json"  # a grid cell's coordinates, for `compare`
 GRID_FILE = "grid.toml"  # the copy `stratune grid` keeps in its directory: a grid, not a run
+SCORES = "scores.json"  # an evaluation directory's record (`replay/evaluation_dir.py`): not a run
 
 
 @frozen
@@ -92,6 +93,9 @@ class RunDir:
 
     def holds_grid(self) -> bool:
         return (self.path / GRID_FILE).is_file()
+
+    def holds_evaluation(self) -> bool:
+        return (self.path / SCORES).exists()
 
     def prepare(self) -> None:
         """Create the directory for `train`; a path that cannot hold a run is a one-line error."""

@@ -41,6 +41,7 @@ from replay.file_checks import (
     stored_blobs,
     usage,
 )
+from replay.package_drift import drift_notes
 from replay.redact import scrub
 from replay.serde import TraceError, check_prompt_version, digest_of, event_to_line
 from replay.trace import RunDir
@@ -107,6 +108,8 @@ def replay(path: str, console: Console) -> int:
     run_dir = RunDir.at(path)
     manifest = run_dir.read_manifest()
     check_prompt_version(manifest, where=str(run_dir.manifest))
+    for note in drift_notes(manifest):  # before the replay, so that a failure reads after it
+        console.print(f"[yellow]note[/]: {escape(note)}", soft_wrap=True)
     if not manifest.finished:
         raise TraceError(f"{run_dir.manifest}: the run did not finish; resume it with "
                          "`stratune train` (same command) before replaying")

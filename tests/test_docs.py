@@ -1,8 +1,8 @@
 """The README and the docs site say what the code does: the README stays short with the two
 set-up commands on its first screen, every `stratune` command the docs show parses, and the
 figures the pages quote from the code or from committed traces (prompt version, `stratune demo`'s
-summary, the runs table of `compare`, the released profile's toy runs) are what the code and the
-traces give today. (Links and anchors: tests/test_docs_links.py and `make docs`.)"""
+summary, the runs table of `compare`, the released profile's toy runs, the baselines' recording
+figures) are what the code and the traces give today. (Links and anchors: tests/test_docs_links.py and `make docs`.)"""
 
 from __future__ import annotations
 
@@ -156,3 +156,33 @@ def test_the_recorded_results_tables_match_the_traces(doc):
         recorded = (finished["spent"], finished["budget"], f"{initial:.3f}", f"{final:.3f}",
                     f"{final - initial:+.3f}".replace("-", "−"))
         assert shown == recorded, f"{doc}: the row of {run} says {shown}; the trace {recorded}"
+
+
+def _optimizer_entries(run: str) -> list:
+    from llm_cache.reader import CacheReader
+
+    return [entry for _, entry in CacheReader(ROOT / run / "cache").entries()
+            if entry.document()["role"] == "optimizer"]
+
+
+def test_the_recording_figures_are_the_trace_caches():
+    """docs/baselines.md's recording times: GEPA's reflections that ran to the token limit, their
+    mean output and seconds, and TextGrad's replies and their mean seconds, as the caches of
+    traces/demo-gepa and traces/demo-textgrad record each call."""
+    text = re.sub(r"\s+", " ", page("baselines.md"))
+    gepa = re.search(r"(\d+) of the 1\.5B optimizer's (\d+) reflections ran to the (\d+)-token "
+                     r"limit \((\d+) output tokens and (\d+) s per reflection on average", text)
+    assert gepa is not None, "docs/baselines.md no longer quotes GEPA's reflections"
+    calls = _optimizer_entries("traces/demo-gepa")
+    at_limit = [e for e in calls if e.response.stop_reason == "max_tokens"]
+    limit = {e.document()["max_tokens"] for e in calls}
+    assert [int(n) for n in gepa.groups()] == [
+        len(at_limit), len(calls), *limit,
+        round(sum(e.response.usage.output_tokens for e in calls) / len(calls)),
+        round(sum(e.latency_s for e in calls) / len(calls))]
+    textgrad = re.search(r"TextGrad [\d.]+ minutes \([\d.]+ min CPU; (\d+) optimizer replies "
+                         r"recorded, (\d+) s each on average\)", text)
+    assert textgrad is not None, "docs/baselines.md no longer quotes TextGrad's replies"
+    calls = _optimizer_entries("traces/demo-textgrad")
+    assert [int(n) for n in textgrad.groups()] == [
+        len(calls), round(sum(e.latency_s for e in calls) / len(calls))]

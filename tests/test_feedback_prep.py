@@ -168,16 +168,17 @@ def test_the_paper_profile_diagnoses_each_failure_with_its_expected_answer():
         assert 'solve="yes"' not in prompt and "answer: your own final answer" not in prompt
         failures = [b for b in prompt.split('<sample id="')[1:] if 'solve="no"' in b.split("\n")[0]]
         assert failures and all("expected: " in b and "problem: " in b for b in failures)
-        assert "the general instruction the skill lacks" in prompt
+        assert "Then write the rule the skill lacks" in prompt and "rule: " in prompt
     generation = "\n".join(r.messages[0].text()
                            for r in _calls(llm, CallKind.CANDIDATE_GENERATION))
-    assert "diagnosis: " in generation and "verified" not in generation
+    assert "diagnosis: " in generation and "rule the skill lacks: " in generation
+    assert "verified" not in generation
     selection = [r.messages[0].text() for r in _calls(llm, CallKind.STRATEGY_SELECTION)]
     assert all("from its expected answer and the scorer's account" in p for p in selection)
 
 
 def test_a_diagnosis_asking_for_the_failed_output_is_withheld():
-    """The scorer graded the target's output as a failure: a diagnosis whose "needs" line asks
+    """The scorer graded the target's output as a failure: a diagnosis whose rule asks
     for that same output would point the generator back at it."""
     task = ToyTask()
     outputs: dict[str, str] = {}
@@ -196,7 +197,7 @@ def test_a_diagnosis_asking_for_the_failed_output_is_withheld():
                 said = block.split("target output: ")[1].split("\n")[0]
                 outputs[sid] = said
                 blocks.append(f'<sample id="{sid}">\nwrong: it was wrong\n'
-                              f"needs: the correct answer should be '{said}'\n</sample>")
+                              f"rule: the correct answer should be '{said}'\n</sample>")
             return Response(text="\n".join(blocks), usage=Usage(input_tokens=1, output_tokens=1))
 
     result, llm = _run(Config(seed=1, max_rounds=4), _Echoing(), task)
@@ -216,7 +217,7 @@ def test_the_reply_parser_reads_what_weak_models_write():
     reply = """Sure! Here you go.
 <sample id="s1">
 **wrong:** answered in lower case
-- needs: upper case
+- rule: upper case
 answer: <answer>APPLE</answer>
 </sample>
 <sample id='s2'>
@@ -231,7 +232,7 @@ wrong: a second block for s1 is ignored
 </sample>
 <sample>no id</sample>"""
     notes = parse_preparation(reply)
-    assert notes["s1"] == {"wrong": "answered in lower case", "needs": "upper case",
+    assert notes["s1"] == {"wrong": "answered in lower case", "rule": "upper case",
                            "answer": "<answer>APPLE</answer>"}
     assert notes["s2"] == {"worked": "followed the [R] rule"}
     assert notes["s3"] == {"wrong": "kept the word", "answer": "line one\nline two"}
@@ -240,3 +241,41 @@ wrong: a second block for s1 is ignored
         assert parse_preparation(junk) == {}
     long = parse_preparation('<sample id="x">\nwrong: ' + "w" * 5000 + "\n</sample>")
     assert len(long["x"]["wrong"]) == 300
+
+
+def test_the_rule_the_failures_share_reaches_the_generator():
+    """The paper's preparation summarises the failures: besides a note per failure, the one rule
+    they share, shown to the generation calls after the failures."""
+    rule = "Reply with the transformed word only."
+
+    @frozen
+    class _Sharing:
+        def __call__(self, request: Request) -> Response:
+            reply = ToyOptimizer(style="good")(request)
+            if request.kind is not CallKind.FEEDBACK_PREPARATION:
+                return reply
+            return Response(text=f"{reply.text}\n<shared>\nrule: {rule}\n</shared>",
+                            usage=reply.usage)
+
+    result, llm = _run(Config(seed=1, max_rounds=3), _Sharing())
+    prepared = _of(result, ev.FeedbackPrepared)
+    assert prepared and all(e.shared for e in prepared)
+    generation = [r.messages[0].text() for r in _calls(llm, CallKind.CANDIDATE_GENERATION)]
+    line = f"The rule the failures share, from feedback preparation: {rule}"
+    assert generation and all(line in p for p in generation)
+    assert all(p.index(line) > p.index("Failures (") for p in generation)
+
+
+def test_the_shared_rule_parser_and_its_contradiction_check():
+    from stratune_core.feedback.prep import asks_for
+    from stratune_core.feedback.prep_prompt import parse_shared_rule
+
+    reply = ('<sample id="a">\nrule: x\n</sample>\n<shared>\n**Rule:** Answer with the value '
+             "alone.\n</shared>")
+    assert parse_shared_rule(reply) == "Answer with the value alone."
+    # a shared block a weak model leaves unclosed, or with its label missing
+    assert parse_shared_rule("<shared>\nrule: Be brief.") == "Be brief."
+    assert parse_shared_rule("<shared>Be brief.</shared>") == ""
+    assert parse_shared_rule("no block") == ""
+    assert asks_for("Always answer 'The total is 5.'", "the total is  5.")
+    assert not asks_for("Answer with 5 only.", "5")  # too short to count as a quotation

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from llm_cache.records import Role
 from replay.compare.methods import build as methods_table
 from replay.compare.runs import load_runs
 from replay.grid.run import run_grid
@@ -62,3 +63,37 @@ def test_a_method_named_like_an_ablation_is_refused(tmp_path):
                       extra='methods = ["textgrad"]')
     with pytest.raises(GridError, match=r"methods\[0\]"):
         load_grid(path)
+
+
+class _NoTemperatureEnv(MethodsEnv):
+    """A target that takes no temperature, as the Claude API under the installed SDK."""
+
+    def backends(self, cell):
+        backends = dict(super().backends(cell))
+        backends[Role.TARGET].accepts_temperature = False
+        return backends
+
+
+def test_a_grid_with_an_iter_cot_cell_on_a_target_without_temperature_reruns(tmp_path):
+    """The cell's manifest records `temperature: null`; the grid's check of its existing cells
+    compares with the options as `train` records them, so a rerun (and a resume) of the grid
+    is not refused by its own cell."""
+    path = write_grid(tmp_path / "grid.toml", ablations="full = { max_rounds = 1 }\n",
+                      seeds="[0]", extra='methods = ["iter-cot"]', limit=24)
+    out = tmp_path / "out"
+    first = run_grid(load_grid(path), out, Console(file=io.StringIO()), env=_NoTemperatureEnv())
+    assert first.code == 0
+    manifest = out / "toy/scripted/iter-cot/seed0/manifest.json"
+    assert json.loads(manifest.read_text())["method"]["temperature"] is None
+    before = manifest.read_bytes()
+    again = run_grid(load_grid(path), out, Console(file=io.StringIO()), env=_NoTemperatureEnv())
+    assert again.code == 0 and manifest.read_bytes() == before
+    # a cell stopped before it finished resumes the same way
+    data = json.loads(before)
+    (out / "toy/scripted/iter-cot/seed0/events.jsonl").write_text("")
+    data.update(finished=False, events=0, event_digest="", final_id=None, seal=None)
+    manifest.write_text(json.dumps(data))
+    resumed = run_grid(load_grid(path), out, Console(file=io.StringIO()),
+                       env=_NoTemperatureEnv())
+    assert resumed.code == 0
+    assert json.loads(manifest.read_text())["event_digest"] == json.loads(before)["event_digest"]

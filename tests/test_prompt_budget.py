@@ -80,7 +80,7 @@ def largest_preparation() -> Preparation:
     return Preparation(
         skill_id="s",
         diagnoses=[Diagnosis(sample_id=f"train-{i:04d}", wrong=text(NOTE_CHARS, i),
-                             needs=text(NOTE_CHARS, i + 1), verified=i % 2 == 0)
+                             rule=text(NOTE_CHARS, i + 1), verified=i % 2 == 0)
                    for i in range(12)],
         successes=[SuccessNote(sample_id=f"ok-{i}", worked=text(NOTE_CHARS, i)) for i in range(3)],
     )

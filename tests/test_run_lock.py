@@ -15,6 +15,7 @@ import pytest
 
 from llm_cache.store import CacheStore
 from replay.lock import RunLock, RunLocked
+from stratune_core.records.errors import StraTuneError
 from tests.support.cli import ROOT, TOY_RUN, record_in_process, stratune
 
 TRAIN = ("train", *TOY_RUN, "--seed", "3")
@@ -216,3 +217,39 @@ def test_a_directory_held_by_one_command_refuses_the_other(tmp_path, capsys):
             held.release()
         assert f"another `stratune {holder}`" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == [".lock"]
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink", "fifo", "directory"])
+def test_a_lock_file_that_is_not_its_own_regular_file_is_refused_untouched(tmp_path, kind):
+    """Taking the lock truncates `.lock`; through a link it would truncate another file."""
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    lock = run / ".lock"
+    if kind == "symlink":
+        lock.symlink_to(victim)
+    elif kind == "hardlink":
+        os.link(victim, lock)
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+    with pytest.raises(StraTuneError) as caught:
+        RunLock.acquire(run)
+    message = str(caught.value)
+    assert str(lock) in message and "remove it" in message and "\n" not in message
+    assert victim.read_text() == "keep me\n"
+
+
+def test_train_refuses_a_symlinked_lock_with_exit_2(tmp_path):
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / ".lock").symlink_to(victim)
+    result = stratune(*TRAIN, "--out", str(run))
+    assert result.returncode == 2, result.stderr
+    assert "symbolic link" in result.stderr and result.stderr.count("\n") == 1
+    assert victim.read_text() == "keep me\n"
+    assert not (run / "manifest.json").exists()

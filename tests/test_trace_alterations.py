@@ -230,6 +230,9 @@ ALTERATIONS: dict[str, tuple[Alteration, str]] = {
         "config"].__setitem__("delta", d["config"]["delta"] + 1e-12)), "manifest.json: edited"),
     "seal removed": (_json_file("manifest.json", lambda d: d.__setitem__("seal", None)),
                      "not sealed"),
+    "seal key deleted": (_json_file("manifest.json", lambda d: d.pop("seal")), "not sealed"),
+    "seal's skill folder entry deleted": (_json_file("manifest.json", lambda d: d[
+        "seal"].pop("skill_folder")), "the seal was edited"),
     "seal digest edited": (_json_file("manifest.json", lambda d: d["seal"].__setitem__(
         "manifest", "0" * 32)), "manifest.json: edited"),
     "usage cost edited": (_json_file("usage.json", lambda d: d["total"].__setitem__(
@@ -324,11 +327,12 @@ def test_a_file_put_there_after_the_run_is_detected(plain, tmp_path, capsys, nam
 
 
 def test_a_run_recorded_before_seals_replays_and_is_marked(plain, tmp_path, capsys):
-    """What a committed trace from before seals looks like: no `seal` key at all."""
+    """What a committed trace from before seals looks like: format 1, no `seal` key at all."""
     run = tmp_path / "legacy"
     shutil.copytree(plain, run)
     manifest = json.loads((run / "manifest.json").read_text())
     del manifest["seal"]
+    manifest["format"] = 1
     del manifest["config"]["max_unusable_rounds"]
     (run / "manifest.json").write_text(json.dumps(manifest, indent=2))
     code, said = _replay(run, capsys)

@@ -25,6 +25,7 @@ from typing import Any
 
 from llm_cache.backends.base import refuse_blank_text, system_text
 from llm_cache.backends.context import fit_max_tokens, too_long
+from llm_cache.backends.llamacpp_check import check_library
 from llm_cache.errors import LLMFatalError
 from llm_cache.records import Request, Response, Usage
 from llm_cache.retry import RetryDecision
@@ -72,14 +73,16 @@ class LlamaCppBackend:
 
     def _model(self) -> Any:
         if self._llm is None:
+            if not self.path.is_file():
+                raise LLMFatalError(f"GGUF file {self.path} does not exist; fix the model spec")
+            # Before the import: a library built for another CPU must crash a child, not the run.
+            check_library(self.path)
             try:
                 from llama_cpp import Llama
             except ImportError:
                 raise LLMFatalError(
                     "llama.cpp backend needs llama-cpp-python: pip install 'stratune[local]'"
                 ) from None
-            if not self.path.is_file():
-                raise LLMFatalError(f"GGUF file {self.path} does not exist; fix the model spec")
             self._llm = Llama(
                 model_path=str(self.path), n_ctx=self.n_ctx, n_threads=self.threads,
                 n_threads_batch=self.threads, seed=self.seed, verbose=False,

@@ -17,6 +17,7 @@ from replay.api.data_task import DataTask, Row, ScorerArg
 from replay.method_options import method_from_args
 from replay.options import RunOptions, parse_budget
 from replay.serde import TaskSpec
+from replay.tasks.registry import custom_path
 from stratune_core.methods.spec import MethodSpec, generator_names, method_names
 from stratune_core.records.errors import ConfigError, StraTuneError
 
@@ -147,8 +148,9 @@ def _data_task(task: TaskArg, scorer: ScorerArg | None, test: Sequence[Row] | No
 def _task_spec(task: str | Path, scorer: ScorerArg | None, placement: str, limit: int | None,
                skill: str | None) -> TaskSpec:
     text = str(task)
-    path = Path(text).expanduser()
-    if text.endswith(".jsonl") or path.is_dir():
+    # a Path is a folder or file even when named like a built-in task ("demo")
+    path = Path(text).expanduser() if isinstance(task, Path) else custom_path(text)
+    if path is not None and (text.endswith(".jsonl") or path.is_dir()):
         text = str(path.resolve())  # as the command line stores it
     assert scorer is None or isinstance(scorer, str)
     return TaskSpec(spec=text, scorer=scorer, placement=placement, limit=limit, skill=skill)

@@ -16,7 +16,7 @@ from rich.console import Console
 from llm_cache.accounting import Accounting
 from llm_cache.gates import StopRequested
 from replay import controls, models, runner
-from replay.agent_skill import write_learned
+from replay.agent_skill import learned_folder
 from replay.api.arguments import Prepared, SkillArg, TaskArg, prepare, whole
 from replay.api.data_task import Row, ScorerArg
 from replay.api.output import console_for, raise_for, raised_as_errors
@@ -65,7 +65,7 @@ def _train(prepared: Prepared, out: Path, console: Console, recorder: _Recorder,
                             hooks=TrainHooks(gate=stops.gate,
                                              observers=(recorder, *stops.observers)))
         raise_for(code, console)
-        return OptimizeResult.of(load_run(out), write_learned(prepared.skill, out))
+        return OptimizeResult.of(load_run(out), learned_folder(prepared.skill, out))
 
 
 def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,

@@ -1,5 +1,6 @@
 """Tables 2 and 3 (ablations): each ablation against the full method on the same pair and
-dataset: its score, Δ = ablation − full method (points), and the sign of Δ."""
+dataset: its score, Δ = ablation − full method (points), and the sign of Δ. Baselines and
+hybrids are never rows here, whatever `--by` groups by."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ from collections.abc import Sequence
 
 from replay.compare.group import by_pair_label_dataset, datasets, ordered, score_stat, section_of
 from replay.compare.model import Column, Row, Table, sign_of
-from replay.compare.runs import METHOD, Run
+from replay.compare.runs import BASELINE_LABELS, HYBRID_LABELS, METHOD, Run, method_of
+
+# Other methods, not ablations of StraTune: the methods and hybrids tables compare them.
+NOT_ABLATIONS = frozenset((*BASELINE_LABELS.values(), *HYBRID_LABELS.values()))
 
 
 def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
+    runs = [run for run in runs if method_of(run) not in NOT_ABLATIONS]
     names = datasets(runs)
     columns = [Column("Configuration")]
     for name in names:

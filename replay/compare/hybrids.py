@@ -1,6 +1,6 @@
 """Table 4 (hybrid generation): GEPA and SkillOpt, each followed by its hybrid (its candidate
 generation under StraTune's candidate evaluation, `--generator`), then StraTune; test scores
-(0-100), mean ± sd over seeds (n), one section per model pair, the best in a column in bold.
+(0-100), mean ± sd over seeds (n), one section per model pair, the best in a column marked * (and bold).
 Built only when some run is a hybrid."""
 
 from __future__ import annotations
@@ -46,4 +46,4 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
               "test scores (0–100), mean ± sd over seeds (n)",
         columns=[Column("Configuration"), *(Column(n, "stat") for n in names)], rows=rows,
         notes=["indented: the method above it generating the candidates of StraTune's rounds "
-               "(--generator); best in a column in bold (— : no test score)"])
+               "(--generator); best in a column marked * (and bold); — : no test score"])

@@ -1,6 +1,6 @@
 """Table 2 (methods x datasets): the test score (0-100) of StraTune and each baseline run under
 the same budget, mean ± sd over seeds (n), one section per model pair; in each column the best
-method is marked 1 (bold) and the second best 2 (underlined). The initial skill is shown for
+method is marked * (and bold) and the second best † (and underlined). The initial skill is shown for
 reference and not ranked."""
 
 from __future__ import annotations
@@ -49,4 +49,5 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
         id="methods", title="Methods under the same budget: test scores (0–100), mean ± sd "
                             "over seeds (n)",
         columns=[Column("Method"), *(Column(n, "stat") for n in names)], rows=rows,
-        notes=["best in a column in bold, second best underlined (— : no test score)"])
+        notes=["best in a column marked * (and bold), second best † (and underlined); "
+               "— : no test score"])

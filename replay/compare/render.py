@@ -1,6 +1,6 @@
-"""Printing tables: rich (terminal), markdown, csv (mean, sd and n in their own columns; one
-block per table after a `# title` line), LaTeX (booktabs) and JSON (the table records as data:
-a stat cell keeps its mean, sd, n and rank)."""
+"""Printing tables: rich (terminal), markdown, csv (mean, sd, n and, in a ranked table, the
+rank's mark in their own columns; one block per table after a `# title` line), LaTeX (booktabs)
+and JSON (the table records as data: a stat cell keeps its mean, sd, n and rank)."""
 
 from __future__ import annotations
 
@@ -24,16 +24,26 @@ _MARKS = {"markdown": ("**{}**", "<u>{}</u>"), "latex": (r"\textbf{{{}}}", r"\un
 
 _RICH_MARKS = {1: "bold", 2: "underline"}
 
+# Bold and underline vanish in a pipe, a log or a plain-text diff: the rank is also a character
+# after the cell, in every format (in its own column in csv).
+RANK_MARKS = {1: "*", 2: "†"}
+_MARK_TEXT = {"markdown": {1: r"\*", 2: "†"},
+              "latex": {1: r"\textsuperscript{*}", 2: r"\textsuperscript{\dag}"}}
+
 
 def _rank(value: object) -> int | None:
     return value.rank if isinstance(value, Stat) else None
 
 
 def _marked(text: str, rank: int | None, fmt: str) -> str:
-    """A ranked cell (Table 2's best and second best) in the format's own emphasis."""
-    if rank not in (1, 2) or fmt not in _MARKS:
+    """A ranked cell (Table 2's best and second best) with its mark, in the format's own
+    emphasis where it has one."""
+    if rank not in RANK_MARKS:
         return text
-    return _MARKS[fmt][rank - 1].format(text)
+    mark = _MARK_TEXT.get(fmt, RANK_MARKS)[rank]
+    if fmt in _MARKS:
+        text = _MARKS[fmt][rank - 1].format(text)
+    return f"{text} {mark}"
 
 
 def _sections(table: Table, fmt: str = "") -> list[tuple[str | None, list[list[str]]]]:
@@ -62,7 +72,8 @@ def rich_table(table: Table) -> RenderableType:
     for group, rows in _row_groups(table):
         if group is not None:
             parts.append(Text(group, style="italic"))
-        cells = [[Text(fmt_cell(v, c), style=_RICH_MARKS.get(_rank(v), ""))
+        cells = [[Text(_marked(fmt_cell(v, c), _rank(v), "rich"),
+                       style=_RICH_MARKS.get(_rank(v), ""))
                   for v, c in zip(row.cells, table.columns, strict=True)] for row in rows]
         parts.append(FitTable(columns=columns, rows=cells, key=max(1, min(2, leading))))
     parts += [Text(note, style="dim") for note in table.notes]
@@ -83,17 +94,19 @@ def markdown(table: Table) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _csv_header(column: Column) -> list[str]:
+def _csv_header(column: Column, ranked: bool) -> list[str]:
     if column.kind == "stat":
-        return [f"{column.title} mean", f"{column.title} sd", f"{column.title} n"]
+        return [f"{column.title} mean", f"{column.title} sd", f"{column.title} n",
+                *([f"{column.title} rank"] if ranked else [])]
     return [column.title]
 
 
-def _csv_cells(value: object, column: Column) -> list[str]:
+def _csv_cells(value: object, column: Column, ranked: bool) -> list[str]:
     if column.kind == "stat":
         assert isinstance(value, Stat)
         return ["" if value.mean is None else repr(round(value.mean, 6)),
-                "" if value.sd is None else repr(round(value.sd, 6)), str(value.n)]
+                "" if value.sd is None else repr(round(value.sd, 6)), str(value.n),
+                *([RANK_MARKS.get(value.rank or 0, "")] if ranked else [])]
     if value is None:
         return [""]
     if isinstance(value, float):
@@ -102,20 +115,24 @@ def _csv_cells(value: object, column: Column) -> list[str]:
 
 
 def csv_text(table: Table) -> str:
+    """A stat column whose cells are ranked (Table 2's) gets a rank column holding the mark."""
     buffer = io.StringIO()
     buffer.write(f"# {table.title}\n")
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["group", *(h for c in table.columns for h in _csv_header(c))])
+    ranked = [any(_rank(row.cells[j]) is not None for row in table.rows)
+              for j in range(len(table.columns))]
+    writer.writerow(["group", *(h for c, r in zip(table.columns, ranked, strict=True)
+                                for h in _csv_header(c, r))])
     for row in table.rows:
-        writer.writerow([row.group or "", *(cell for value, column in
-                                             zip(row.cells, table.columns, strict=True)
-                                             for cell in _csv_cells(value, column))])
+        writer.writerow([row.group or "", *(cell for value, column, r in
+                                             zip(row.cells, table.columns, ranked, strict=True)
+                                             for cell in _csv_cells(value, column, r))])
     return buffer.getvalue()
 
 
 _LATEX = str.maketrans({"&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$",
                         "ε": r"$\epsilon$", "Δ": r"$\Delta$", "—": "---", "±": r"$\pm$",
-                        "✓": r"$\checkmark$", "−": "$-$"})
+                        "✓": r"$\checkmark$", "−": "$-$", "†": r"\dag{}"})
 
 
 def latex(table: Table) -> str:

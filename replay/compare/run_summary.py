@@ -1,7 +1,7 @@
 """One row per run: what a reader compares first between recorded runs that differ in one
 setting (the committed traces): test score before and after, accepted and saved candidates,
 rounds, spent of the budget, candidates refused before evaluation, and the tokens of strategy
-selection against those of target executions (the share of the paper's Fig. 4)."""
+selection against those of the target's training calls (the share of the paper's Fig. 4)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ from collections.abc import Sequence
 from replay.compare.budget import spent_of, verdicts
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import Run, label_of
-from replay.compare.tokens import SELECTION, by_kind
+from replay.compare.tokens import SELECTION, TARGET_KINDS, by_kind
 from stratune_core.records.enums import Reason, Verdict
 from stratune_core.records.events import CandidateInvalid, RoundStarted
-
-TARGET = "target_execution"
 
 
 def _invalid(run: Run) -> str:
@@ -28,7 +26,7 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
     for run in sorted(runs, key=lambda r: (r.pair, r.dataset, str(r.path))):
         kinds = by_kind(run)
         selection = kinds.get(SELECTION, {}).get("tokens", 0.0)
-        target = kinds.get(TARGET, {}).get("tokens", 0.0)
+        target = sum(kinds.get(kind, {}).get("tokens", 0.0) for kind in TARGET_KINDS)
         spent, budget = spent_of(run)
         test = run.evaluation or {}
         rows.append(Row([
@@ -49,7 +47,7 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
     return Table(id="runs", title="Runs side by side", columns=columns, rows=rows, notes=[
         "Test before/after: the initial and the final skill on the test split (0-100; — without "
         "--test-eval); Invalid: candidates refused before any execution (dup.: a skill text "
-        "the run had already seen); tokens: input + output of strategy selection and of target "
-        "executions during training; Check: sealed (the files match the digests recorded when "
+        "the run had already seen); tokens: input + output of strategy selection and of the target's "
+        "calls during training (its executions and Iter-CoT's summaries); Check: sealed (the files match the digests recorded when "
         "the run finished), ALTERED (they do not: `stratune replay` names the file) or "
         "unchecked (unfinished, or recorded before runs were sealed)"])

@@ -27,7 +27,8 @@ E = TypeVar("E")
 
 METHOD = "StraTune"
 # The baselines by the record type a manifest stores under `method` (stratune_core/methods).
-BASELINE_LABELS = {"TextGradMethod": "TextGrad", "GepaMethod": "GEPA", "SkillOptMethod": "SkillOpt",
+# In the paper's order (Table 2's rows): the methods table and every table by method follow it.
+BASELINE_LABELS = {"GepaMethod": "GEPA", "TextGradMethod": "TextGrad", "SkillOptMethod": "SkillOpt",
                    "Trace2SkillMethod": "Trace2Skill", "IterCotMethod": "Iter-CoT"}
 # Table 4's hybrids by the generator a StraTune manifest records (`--generator`)
 HYBRID_LABELS = {"gepa": "GEPA with StraTune evaluation",

@@ -1,9 +1,11 @@
 """Table 8 (training tokens) and tokens and cost by call kind, from each run's usage.json.
 
-Tokens count input (with prompt-cache reads and writes) and output of every training call,
-including those a resumed run answered from its own cache; test evaluation is not included.
-Values are means per run over the n runs of a group; ratios are taken between those means.
-Table 8 lists the full method when a pair has it (as the paper does), else every method.
+Tokens count input (with prompt-cache reads and writes) and output of every training call of
+every kind the run made (the baselines' reflections, skill updates and summaries as well as
+StraTune's four kinds), including those a resumed run answered from its own cache; Table 8
+leaves out test evaluation, the cost table shows it as its own kind. Values are means per run
+over the n runs of a group; ratios are taken between those means. Table 8 lists the full method
+when a pair has it (as the paper does), else every method; the cost table lists every method.
 """
 
 from __future__ import annotations
@@ -12,13 +14,20 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from llm_cache.records import CallKind
 from replay.compare.group import by_pair_label_dataset, datasets, ordered
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import METHOD, Run
 
-TARGET_KINDS = ("target_execution",)
-SELECTION = "strategy_selection"
-KINDS = ("target_execution", "strategy_selection", "candidate_generation", "feedback_preparation")
+# The target's calls: its executions and Iter-CoT's summaries (the target writes them; the
+# budget does not count them, but they are paid). Every other training kind is the optimizer's,
+# so a kind added to CallKind later is counted, not dropped.
+TARGET_KINDS = (CallKind.TARGET_EXECUTION.value, CallKind.SUMMARY.value)
+TEST_KIND = CallKind.TEST_EVALUATION.value  # `--test-eval`, after training and outside B
+SELECTION = CallKind.STRATEGY_SELECTION.value
+KEYS = ("calls", "input", "output", "cache_read", "cache_write", "cost")
+TRAINING_TOTAL = "training total"  # every kind but test evaluation
+TOTAL = "total with test"
 
 
 def _tokens(usage: dict[str, Any]) -> int:
@@ -50,10 +59,25 @@ def _pct(part: float, whole: float) -> float | None:
     return None if whole == 0 else 100.0 * part / whole
 
 
-def _groups(runs: Sequence[Run], by: Sequence[str]) -> list[tuple[str, str, str, list[Run]]]:
+def kinds_of(runs: Sequence[Run]) -> list[str]:
+    """Every kind the runs' usage holds: CallKind's order, then any kind this version does not
+    know (a run recorded by a newer one), so that no paid call is left out of a table; test
+    evaluation last, after the training it does not belong to."""
+    found = {kind for run in runs for kind in by_kind(run)}
+    known = [kind.value for kind in CallKind if kind.value in found and kind.value != TEST_KIND]
+    return known + sorted(found - {*known, TEST_KIND}) + ([TEST_KIND] if TEST_KIND in found else [])
+
+
+def optimizer_kinds(kinds: Sequence[str]) -> list[str]:
+    return [k for k in kinds if k not in TARGET_KINDS and k != TEST_KIND]
+
+
+def _groups(runs: Sequence[Run], by: Sequence[str], *, every_method: bool = False
+            ) -> list[tuple[str, str, str, list[Run]]]:
     out = []
     for pair, labels in sorted(by_pair_label_dataset(runs, by).items()):
-        chosen = [METHOD] if METHOD in labels and not by else ordered(labels)
+        paper = METHOD in labels and not by and not every_method
+        chosen = [METHOD] if paper else ordered(labels)
         for name in datasets(runs):
             for label in chosen:
                 with_usage = [r for r in labels.get(label, {}).get(name, []) if r.usage]
@@ -64,10 +88,9 @@ def _groups(runs: Sequence[Run], by: Sequence[str]) -> list[tuple[str, str, str,
 
 def training_tokens(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
     rows = []
-    optimizer_kinds = [k for k in KINDS if k not in TARGET_KINDS]
     for pair, name, label, group in _groups(runs, by):
         target = _mean(group, TARGET_KINDS, "tokens")
-        optimizer = _mean(group, optimizer_kinds, "tokens")
+        optimizer = _mean(group, optimizer_kinds(kinds_of(group)), "tokens")
         selection = _mean(group, [SELECTION], "tokens")
         calls = _mean(group, [SELECTION], "calls")
         rows.append(Row([name, label, target / 1e6, optimizer / 1e6, _pct(optimizer, target),
@@ -81,27 +104,35 @@ def training_tokens(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None
                Column("Of optimizer (%)", "percent", 1), Column("Of target (%)", "percent", 2),
                Column("n", "int")]
     return Table(id="tokens", title="Training tokens per run (Table 8)", columns=columns,
-                 rows=rows, notes=["Ratio: optimizer tokens as a percentage of target tokens; "
+                 rows=rows, notes=["Target: executions and Iter-CoT's summaries; Optimizer: "
+                                   "every other training call (selection, generation, feedback "
+                                   "preparation, the baselines' reflections and skill updates); "
+                                   "Ratio: optimizer tokens as a percentage of target tokens; "
                                    "mean per run over n runs"])
+
+
+def _kind_rows(group: Sequence[Run], value: Any, title: str) -> list[Row]:
+    """One row per kind, then the training total and, when the runs were scored on the test
+    split, the total with it: `value(kinds, key)` gives a figure over the group."""
+    kinds = kinds_of(group)
+    training = [k for k in kinds if k != TEST_KIND]
+    rows = [Row([kind, *(value([kind], key) for key in KEYS)], group=title) for kind in kinds]
+    rows.append(Row([TRAINING_TOTAL, *(value(training, key) for key in KEYS)], group=title))
+    if TEST_KIND in kinds:
+        rows.append(Row([TOTAL, *(value(kinds, key) for key in KEYS)], group=title))
+    return rows
 
 
 def cost_by_kind(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
     rows = []
-    for pair, name, label, group in _groups(runs, by):
-        for kind in KINDS:
-            if any(kind in by_kind(r) for r in group):
-                rows.append(Row([kind, *(_mean(group, [kind], key) for key in
-                                         ("calls", "input", "output", "cache_read", "cache_write",
-                                          "cost"))], group=f"{pair} — {name} — {label} "
-                                                           f"(mean of {len(group)} runs)"))
+    for pair, name, label, group in _groups(runs, by, every_method=True):
+        rows += _kind_rows(group, lambda kinds, key, g=group: _mean(g, kinds, key),
+                           f"{pair} — {name} — {label} (mean of {len(group)} runs)")
     with_usage = [r for r in runs if r.usage]
-    for kind in KINDS:
-        if any(kind in by_kind(r) for r in with_usage):
-            rows.append(Row([kind, *(sum(by_kind(r).get(kind, {}).get(key, 0.0)
-                                         for r in with_usage)
-                                     for key in ("calls", "input", "output", "cache_read",
-                                                 "cache_write", "cost"))],
-                            group=f"all {len(with_usage)} runs (sum)"))
+    if with_usage:
+        rows += _kind_rows(with_usage, lambda kinds, key: sum(
+            by_kind(r).get(k, {}).get(key, 0.0) for r in with_usage for k in kinds),
+            f"all {len(with_usage)} runs (sum)")
     if not rows:
         return None
     columns = [Column("Call kind"), Column("Calls", "number", 1),
@@ -109,5 +140,8 @@ def cost_by_kind(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
                Column("Cache read", "number", 0), Column("Cache write", "number", 0),
                Column("Cost ($)", "number", 4)]
     return Table(id="cost_by_kind", title="Tokens and cost by call kind", columns=columns,
-                 rows=rows, notes=["Cost from the price table (llm_cache/prices.json); "
+                 rows=rows, notes=["every kind of call the runs made, the baselines' reflection, "
+                                   "skill_update and summary included; test_evaluation: "
+                                   "--test-eval's scoring, after training and outside the "
+                                   "budget; cost from the price table (llm_cache/prices.json), "
                                    "models without a price count 0"])

@@ -94,8 +94,11 @@ def expand(spec: GridSpec, root: Path) -> tuple[Cell, ...]:
 
 
 def check(spec: GridSpec, cells: Sequence[Cell], root: Path,
-          load_task: Callable[[Cell], Task]) -> None:
-    """Build each cell's config and task, and compare existing cells with their definition."""
+          load_task: Callable[[Cell], Task],
+          fit: Callable[[Cell], RunOptions] = lambda cell: cell.options) -> None:
+    """Build each cell's config and task, and compare existing cells with their definition.
+    `fit` gives a cell's options as `train` records them (e.g. Iter-CoT's temperature left
+    out for a target that takes none); it is asked only for cells already on disk."""
     from replay.runner import _previous_run  # the refusal message `train` gives
 
     tasks: dict[str, Task] = {}
@@ -119,7 +122,7 @@ def check(spec: GridSpec, cells: Sequence[Cell], root: Path,
         if waiting or not run_dir.exists():
             continue  # `train` checks a waiting cell when it runs
         try:
-            _previous_run(run_dir, new_manifest(cell.options, config))
+            _previous_run(run_dir, new_manifest(fit(cell), config))
         except StraTuneError as exc:
             raise GridError(f"cell {cell.id}: {exc}; or restore the grid file's definition "
                             "of this cell") from None

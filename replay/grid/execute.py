@@ -19,8 +19,10 @@ from llm_cache.backends.base import Backend
 from llm_cache.gates import CallGate
 from llm_cache.records import Role
 from replay.grid.cells import Cell, finished, write_coordinates
+from replay.options import RunOptions
 from replay.trace import RunDir
 from replay.train_hooks import RoundObserver, TrainHooks
+from stratune_core.methods.spec import IterCotMethod
 from stratune_core.records.enums import Verdict
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.events import (
@@ -64,6 +66,21 @@ def load_cell_task(env: CellEnv, cell: Cell) -> Task:
     if task is not None:
         return task
     return models.load_task(cell.options.task, data_dir=cell.options.data_dir)
+
+
+def fitted_options(env: CellEnv, cell: Cell) -> RunOptions:
+    """The cell's options as `train` records them in its manifest: Iter-CoT's temperature is
+    left out for a target that takes none (`method_options.fit_method`). Only an Iter-CoT cell
+    builds its target backend for this."""
+    from replay import models
+    from replay.method_options import fit_method
+
+    if not isinstance(cell.options.method, IterCotMethod):
+        return cell.options
+    backends = env.backends(cell)
+    target = (backends[Role.TARGET] if backends is not None
+              else models.build_backend(cell.options.target))
+    return evolve(cell.options, method=fit_method(cell.options.method, target))
 
 
 @frozen(kw_only=True)

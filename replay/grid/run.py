@@ -14,7 +14,7 @@ from rich.live import Live
 
 from replay.grid.cells import Cell, check, expand, finished
 from replay.grid.driver import drive
-from replay.grid.execute import CellEnv, CellStatus, SpecEnv, load_cell_task
+from replay.grid.execute import CellEnv, CellStatus, SpecEnv, fitted_options, load_cell_task
 from replay.grid.limits import GridLimits, grid_cost_cap
 from replay.grid.live import Board, counts, problems, table
 from replay.grid.spec import GridError, GridSpec
@@ -72,7 +72,8 @@ def run_grid(spec: GridSpec, out: str | Path, console: Console, *, env: CellEnv 
     options = options or GridOptions()
     root = Path(out).resolve()
     cells = expand(spec, root)
-    check(spec, cells, root, lambda cell: load_cell_task(env, cell))
+    check(spec, cells, root, lambda cell: load_cell_task(env, cell),
+          lambda cell: fitted_options(env, cell))
     sink = None
     if options.mlflow is not None:
         from replay.controls import mlflow_sink

@@ -48,6 +48,7 @@ from attrs import field, frozen
 from replay.input_files import read_regular, too_deep
 from replay.method_options import settings_of
 from replay.serde import TaskSpec
+from replay.tasks.registry import BUILT_IN
 from stratune_core.config.layers import config_keys
 from stratune_core.methods.spec import (
     Generator,
@@ -227,7 +228,8 @@ class _Reader:
         if not isinstance(entry.get("task"), str):
             raise self.error(f"{key}.task", "required: a task name or a path to a JSONL task")
         spec = entry["task"]
-        if (self.root / spec).exists():  # a custom task beside the grid file
+        # a custom task beside the grid file; a built-in's name ("demo") is never a folder's
+        if spec not in BUILT_IN and (self.root / spec).exists():
             spec = str((self.root / spec).resolve())
         elif "/" in spec or spec.endswith(".jsonl"):
             raise self.error(f"{key}.task", f"{self.root / spec} not found (a task path is "

@@ -3,8 +3,8 @@
 spec: `livemath` (or `livemath_opus`: its presets for the Opus setting), `docvqa`, `mind2web`,
 `spreadsheetbench` (read from `data_dir`, default env STRATUNE_DATA), `demo` (bundled),
 `reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`, or a path to a custom task (`.jsonl`
-file or a directory with train.jsonl/test.jsonl; see `replay.tasks.custom`). `limit` keeps the
-first `limit` samples of each split.
+file or a directory with train.jsonl/test.jsonl; see `replay.tasks.custom`; a folder named like
+a built-in task is `./<name>`). `limit` keeps the first `limit` samples of each split.
 """
 
 from __future__ import annotations
@@ -90,6 +90,26 @@ def load_task(
     raise ConfigError(f"task: unknown task {spec!r}; use one of {', '.join(NAMES)}")
 
 
-def _is_custom(spec: str) -> bool:
+BUILT_IN = frozenset(("demo", *BENCHMARKS))
+
+
+def custom_path(spec: str) -> Path | None:
+    """The custom task `spec` names (a .jsonl file or a folder), or None for a named task. A
+    built-in task's name is never read as a path: `demo` is the bundled task even where the
+    working directory holds a folder `demo`, which `./demo` names."""
+    if spec in BUILT_IN:
+        return None
     path = Path(spec).expanduser()
-    return spec.endswith(".jsonl") or path.is_dir()
+    return path if spec.endswith(".jsonl") or path.is_dir() else None
+
+
+def shadowed_folder(spec: str) -> str | None:
+    """One line when a built-in task's name is also a folder here: which of the two is taken."""
+    if spec not in BUILT_IN or not Path(spec).is_dir():
+        return None
+    return (f"--task {spec} is the {'bundled' if spec == 'demo' else 'benchmark'} task "
+            f"{spec!r}, not the folder ./{spec} here; give --task ./{spec} for the folder")
+
+
+def _is_custom(spec: str) -> bool:
+    return custom_path(spec) is not None

@@ -2,7 +2,7 @@
 code's "verified fixes" (`feedback/verified_fixes.py`).
 
 Before candidates are written, the optimizer diagnoses each shown failure (what the target did
-wrong, and the general instruction the skill lacks) and summarises a few successful
+wrong, and the rule the skill lacks, addressed to the target model) and summarises a few successful
 trajectories (what the target did right). In the paper profile it sees each failure as the
 generation prompt does, with its expected answer and the scorer's account: the paper's
 preparation summarises failures, it does not test the optimizer on them. Only the released
@@ -11,7 +11,7 @@ solves it and the task's own scorer decides whether that answer is right.
 
 A diagnosis the scorer contradicts is never shown to the generator as the reason for a failure
 (it is named in the event's `withheld`): a blind diagnosis whose own answer the scorer rejected,
-and one whose "needs" line asks for the very output the scorer failed. The generation prompt
+and one whose rule asks for the very output the scorer failed. The generation prompt
 receives the rest (`prompts/feedback.py`).
 
 Cost: one batched call per generating round, made after the operator is chosen, on exactly the
@@ -31,6 +31,7 @@ from stratune_core.feedback.prep_prompt import (
     PrepCase,
     SuccessNote,
     parse_preparation,
+    parse_shared_rule,
     preparation_prompt,
 )
 from stratune_core.feedback.verified_fixes import annotate
@@ -118,6 +119,9 @@ def prepare_feedback(
                                 system=PREPARATION_SYSTEM)
     (reply,) = ask(env, [request])
     notes = parse_preparation(reply)
+    shared = parse_shared_rule(reply)
+    if any(asks_for(shared, c.output) for c in failures if c.sample_id in fitted.shown):
+        shared = ""  # it asks for an output the scorer failed
     shown, blind = fitted.shown, fitted.blind
     diagnoses, verified, summaries, withheld = [], [], [], []
     answers: dict[str, str] = {}  # the blind answers the scorer accepted
@@ -131,9 +135,9 @@ def prepare_feedback(
         got = notes.get(case.sample_id, {})
         answer = got.get("answer", "") if case.sample_id in blind else ""
         ok = bool(answer) and _checks(env, case.sample_id, answer)
-        if got.get("wrong") or got.get("needs") or ok:
+        if got.get("wrong") or got.get("rule") or ok:
             diagnosis = Diagnosis(sample_id=case.sample_id, wrong=got.get("wrong", ""),
-                                  needs=got.get("needs", ""), verified=ok)
+                                  rule=got.get("rule", ""), verified=ok)
             if contradicted(diagnosis, case, blind=case.sample_id in blind):
                 withheld.append(case.sample_id)
             else:
@@ -142,7 +146,7 @@ def prepare_feedback(
             verified.append(case.sample_id)
             answers[case.sample_id] = answer
     detail = ""
-    if not diagnoses and not summaries and not withheld:
+    if not diagnoses and not summaries and not withheld and not shared:
         said = " ".join(reply.split())[:120]
         detail = f"no usable <sample> block in the reply: {said!r}"
     event = FeedbackPrepared(
@@ -150,7 +154,7 @@ def prepare_feedback(
         failures=len(shown), checkable=len(blind),
         diagnosed=tuple(d.sample_id for d in diagnoses), verified=tuple(verified),
         successes=tuple(s.sample_id for s in summaries), detail=detail,
-        withheld=tuple(withheld),
+        withheld=tuple(withheld), shared=bool(shared),
     )
     if detail:
         return None, (event,)
@@ -161,7 +165,7 @@ def prepare_feedback(
             failure_ids=[c.sample_id for c in failures if c.sample_id in shown],
             attempted=blind, verified=answers, k=env.config.verified_fixes.k)
     prep = Preparation(skill_id=fb.skill_id, diagnoses=diagnoses, successes=summaries,
-                       fixes=fixes, blind=blind_solves(env))
+                       fixes=fixes, blind=blind_solves(env), shared_rule=shared)
     return prep, (event, *annotated)
 
 
@@ -170,13 +174,17 @@ MIN_QUOTED_OUTPUT = 4  # shorter outputs ("5", "yes") occur in any sentence by c
 
 def contradicted(diagnosis: Diagnosis, case: PrepCase, *, blind: bool) -> bool:
     """Does the task's scorer contradict the diagnosis? A blind one rests on the optimizer's own
-    answer, which the scorer rejected unless it is verified; any one whose "needs" line asks for
-    the target's output, which the scorer graded as a failure, points the generator back at it."""
+    answer, which the scorer rejected unless it is verified; any one whose rule asks for the
+    target's output, which the scorer graded as a failure, points the generator back at it."""
     if blind and not diagnosis.verified:
         return True
-    output = " ".join(case.output.split()).casefold()
-    needs = " ".join(diagnosis.needs.split()).casefold()
-    return len(output) >= MIN_QUOTED_OUTPUT and output in needs
+    return asks_for(diagnosis.rule, case.output)
+
+
+def asks_for(rule: str, output: str) -> bool:
+    """Does `rule` quote `output` (white space and case aside)?"""
+    said = " ".join(output.split()).casefold()
+    return len(said) >= MIN_QUOTED_OUTPUT and said in " ".join(rule.split()).casefold()
 
 
 def _checks(env: Env, sample_id: str, answer: str) -> bool:

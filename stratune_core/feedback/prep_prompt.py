@@ -35,7 +35,7 @@ NOTE_CHARS = 300  # a diagnosis line kept for the generation prompt
 class Diagnosis:
     sample_id: str
     wrong: str = ""
-    needs: str = ""  # the general instruction the skill lacks
+    rule: str = ""  # the instruction the skill lacks, addressed to the target model
     verified: bool = False  # the optimizer's blind answer passed the task's scorer
 
 
@@ -62,6 +62,7 @@ class Preparation:
     successes: tuple[SuccessNote, ...] = field(default=(), converter=tuple)
     fixes: tuple[Fix, ...] = field(default=(), converter=tuple)  # released code only
     blind: bool = False  # diagnoses rest on blind solves (released code's verified fixes)
+    shared_rule: str = ""  # the one rule the failures share
 
     def diagnosis(self, sample_id: str) -> Diagnosis | None:
         return next((d for d in self.diagnoses if d.sample_id == sample_id), None)
@@ -164,39 +165,50 @@ def _fit(
     keep_failures: int,
     blind: set[str],
 ) -> Fitted:
-    fmt = (
-        "The skill asks for this output format:\n<format>\n" + "\n".join(format_lines)
-        + "\n</format>"
-        if format_lines
-        else "The skill states no particular output format."
-    )
     intro = (
         "A target model answered training samples under a skill. Before the skill is revised, "
         "diagnose each failure below: compare the target's output with the expected answer and "
-        "the problem the scorer found, say what the target did wrong, and state the general "
-        "instruction the skill lacks, one that would make the target answer this sample and "
-        "others like it correctly. Then say, for each solved sample, what the target did right "
-        "that the skill should keep."
+        "the problem the scorer found, and say what the target did wrong. Then write the rule "
+        "the skill lacks: one instruction to the target model that would have made its output "
+        "equal the expected answer, general enough for other samples (no values from this "
+        "sample). Last, write the one rule that the failures share."
     )
+    if successes:
+        intro += (" For each solved sample, say what the target did right that the skill "
+                  "should keep.")
+    lines = ["wrong: what the target did wrong, one sentence (failures only)",
+             "rule: the instruction the skill lacks, one sentence addressed to the target model "
+             "(failures only)"]
+    if successes:
+        lines.append("worked: what the target did right that the skill should keep (solved "
+                     "samples only)")
+    head = intro
     if blind:
-        intro += (
+        # a blind answer must follow the skill's format for the scorer to read it
+        fmt = (
+            "The skill asks for this output format:\n<format>\n" + "\n".join(format_lines)
+            + "\n</format>"
+            if format_lines
+            else "The skill states no particular output format."
+        )
+        head += (
             ' For a failure marked solve="yes" the correct answer is not shown: solve the '
             "sample yourself and give your final answer; the task's scorer checks it, and only "
-            "checked diagnoses are used."
+            f"checked diagnoses are used.\n\n{fmt}"
         )
-    answer = (
-        '\nanswer: your own final answer in the output format above (solve="yes" only; last line)'
-        if blind else ""
-    )
+        lines.append('answer: your own final answer in the output format above (solve="yes" '
+                     "only; last line)")
+    fields = "\n".join(lines)
     task = f"""## Your task
-Reply with one block per sample above, in this format (plain text, no JSON):
+Reply with one block per sample above, then one shared block, in this format (plain text, no JSON):
 <sample id="ID">
-wrong: what the target did wrong, one sentence (failures only)
-needs: the general instruction the skill lacks, one sentence with no values from this sample (failures only)
-worked: what the target did right that the skill should keep (solved samples only){answer}
-</sample>"""
+{fields}
+</sample>
+<shared>
+rule: the one instruction to the target model that fixes what the failures have in common, with no values from any sample
+</shared>"""
     parts = [
-        Part(text=f"{intro}\n\n{fmt}"),
+        Part(text=head),
         Part(text="## Failures", items=[c.block(c.sample_id in blind) for c in failures],
              keys=[c.sample_id for c in failures], keep=keep_failures, rank=2, name=FAILURES),
     ]
@@ -211,7 +223,24 @@ _BLOCK = re.compile(
     r"<sample\b[^>]*?\bid\s*=\s*[\"']?([^\"'>\s]+)[\"']?[^>]*>(.*?)(?=</sample\s*>|<sample\b|\Z)",
     re.S | re.I,
 )
-_FIELD = re.compile(r"^[ \t>*-]*(wrong|needs|worked|answer)\**[ \t]*:[ \t]*\**[ \t]*", re.M | re.I)
+_FIELD = re.compile(r"^[ \t>*-]*(wrong|rule|worked|answer)\**[ \t]*:[ \t]*\**[ \t]*", re.M | re.I)
+
+
+_SHARED = re.compile(r"<shared\s*>(.*?)(?=</shared\s*>|<sample\b|\Z)", re.S | re.I)
+
+
+def parse_shared_rule(reply: str) -> str:
+    """The rule of the reply's first `<shared>` block that has one ("" if none)."""
+    for match in _SHARED.finditer(reply):
+        labels = list(_FIELD.finditer(match.group(1)))
+        for i, label in enumerate(labels):
+            if label.group(1).lower() != "rule":
+                continue
+            end = labels[i + 1].start() if i + 1 < len(labels) else len(match.group(1))
+            value = " ".join(match.group(1)[label.end():end].split())
+            if value:
+                return value if len(value) <= NOTE_CHARS else value[: NOTE_CHARS - 1] + "…"
+    return ""
 
 
 def parse_preparation(reply: str) -> Mapping[str, Mapping[str, str]]:

@@ -28,7 +28,8 @@ def optimizer_request(
     )
 
 
-def repair_request(first: Request, reply: str, shape: str, *, budget: int | None = None) -> Request:
+def repair_request(first: Request, reply: str, shape: str, *, budget: int | None = None,
+                   why: str = "") -> Request:
     """`first` continued by its unusable `reply` and a request to answer again as `shape`.
 
     Everything else (model, system, draw, kind) is `first`'s. A blank or whitespace-only reply
@@ -37,7 +38,7 @@ def repair_request(first: Request, reply: str, shape: str, *, budget: int | None
     request fits it: first prompts leave `prompt_budget.repair_room` for this.
     """
     said = reply if reply.strip() else BLANK_REPLY
-    again = Message.user(repair_prompt(shape))
+    again = Message.user(repair_prompt(shape, why))
     if budget is not None:
         used = estimate_tokens(first.system) + estimate_tokens(again.text()) + sum(
             estimate_tokens(m.text()) for m in first.messages)

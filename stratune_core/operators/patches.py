@@ -134,6 +134,11 @@ def _edit(kind: str, attrs_text: str, body: str, index: int) -> Edit | str:
     old = _tag(body, old_name)
     if old is None and op is EditOp.INSERT_AFTER:
         old = _tag(body, "old")  # models reuse the replace vocabulary
+    if old is None and new is None and (text := _trim(body)) and "<" not in text:
+        # Plain text with no part naming where it goes: the one local edit that reading allows is
+        # adding it (weak optimizers call adding a rule "replace"; a repair turn does not move
+        # them, they copy their first reply back).
+        return Edit(op=EditOp.APPEND, new=text)
     if old is None:
         return f"{where} ({op.value}): missing <{old_name}>...</{old_name}>"
     if new is None:

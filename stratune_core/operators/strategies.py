@@ -16,7 +16,7 @@ from stratune_core.evaluation.ranking_smoke import smoke_drafts
 from stratune_core.feedback.execution import Feedback, build_feedback
 from stratune_core.feedback.prep import prepare_feedback
 from stratune_core.operators.candidates import Prepared, prepare_candidate
-from stratune_core.operators.generation import generate, generation_budget
+from stratune_core.operators.generation import generate, generation_budget, pick
 from stratune_core.operators.i3_submission import pick_submissions
 from stratune_core.operators.refinement import WindowDraft
 from stratune_core.prompts.templates import generation_prompt
@@ -87,7 +87,7 @@ def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: Op
         trail.add(_unparseable(state, Strategy.I1, choice.form))
         return trail.result()
     parent = state.current_id
-    for raw in raws[:n]:
+    for raw in pick(raws, n):
         candidate = trail.take(prepare_candidate(
             trail.state, env, raw, strategy=Strategy.I1, parent_id=parent, forms=forms, feedback=fb
         ))
@@ -170,7 +170,7 @@ def _ranked_draft(trail: Trail, env: Env, base: str, fb: Feedback,
     if not raws:
         trail.add(_unparseable(trail.state, Strategy.I2, form))
         return None
-    draft = trail.take(prepare_candidate(trail.state, env, raws[0], strategy=Strategy.I2,
+    draft = trail.take(prepare_candidate(trail.state, env, pick(raws, 1)[0], strategy=Strategy.I2,
                                          parent_id=base, forms=(form,), feedback=fb))
     if draft is None or not trail.take(smoke_drafts(trail.state, env, base, [draft],
                                                     Strategy.I2)):
@@ -261,7 +261,7 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
         if not raws:
             trail.add(_unparseable(trail.state, Strategy.I3, choice.form, draw=k))
             continue
-        draft = trail.take(prepare_candidate(trail.state, env, raws[0], strategy=Strategy.I3,
+        draft = trail.take(prepare_candidate(trail.state, env, pick(raws, 1)[0], strategy=Strategy.I3,
                                              parent_id=parent, forms=forms, feedback=fb, draw=k))
         if draft is not None:
             drafts.append(draft)

@@ -27,7 +27,7 @@ from stratune_core.prompts.extras import (
 
 PREPARED_NOTE = (
     "Each failure carries a diagnosis written in feedback preparation from its expected answer "
-    "and the scorer's account."
+    "and the scorer's account, and the rule it suggests."
 )
 BLIND_NOTE = (
     "Each failure carries a diagnosis written in feedback preparation. \"verified\" means the "
@@ -51,10 +51,9 @@ def failure_item(f: FailureCase, prep: Preparation | None) -> str:
     d = prep.diagnosis(f.sample_id) if prep is not None else None
     if d is not None:
         label = " (verified)" if d.verified else ""
-        said = "; ".join(
-            x for x in (d.wrong, f"the skill lacks: {d.needs}" if d.needs else "") if x
-        ) or "(the optimizer solved it; no diagnosis given)"
-        text += f"\n  diagnosis{label}: {said}"
+        text += f"\n  diagnosis{label}: {d.wrong or '(the optimizer solved it; none given)'}"
+        if d.rule:
+            text += f"\n  rule the skill lacks: {d.rule}"
     fix = prep.fix(f.sample_id) if prep is not None else None
     if fix is not None:
         text += fix_line(fix)
@@ -74,6 +73,9 @@ def generation_feedback(
             items=[failure_item(f, prep) for f in fb.failures], keep=KEEP_FAILURES,
             rank=RANK_FAILURES, name="failures",
         ))
+        if prep is not None and prep.shared_rule:
+            parts.append(Part(text="The rule the failures share, from feedback preparation: "
+                                   f"{prep.shared_rule}"))
     else:
         parts.append(Part(
             text=f"## Execution feedback\n{_batch_line(fb)}\nNo failures on this batch."))

@@ -187,9 +187,12 @@ Reply with only a JSON object with three keys: "strategy" (exactly one of {label
     return fit(parts, budget).text
 
 
-def repair_prompt(expected: str) -> str:
-    """The user turn after an unusable reply (which is already in the conversation)."""
-    return f"Your previous reply could not be used. Reply again with ONLY {expected}, nothing else."
+def repair_prompt(expected: str, why: str = "") -> str:
+    """The user turn after an unusable reply (which is already in the conversation); `why`
+    names what made it unusable, when the reader can tell."""
+    said = f": {why}" if why else ""
+    return (f"Your previous reply could not be used{said}. Reply again with ONLY {expected}, "
+            "nothing else.")
 
 
 def generation_prompt(

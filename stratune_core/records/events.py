@@ -137,7 +137,8 @@ class RoundSkipped:
 class FeedbackPrepared:
     """Feedback preparation before generation (paper App. D.4): the failures the optimizer
     diagnosed, those it solved blind with the task's scorer accepting its answer (`verified`),
-    and the successful trajectories it summarised. `withheld`: diagnoses the task's scorer
+    and the successful trajectories it summarised, and whether it wrote the rule the failures
+    share (`shared`). `withheld`: diagnoses the task's scorer
     contradicts, never shown to the generator. `detail` says why a reply gave nothing."""
 
     round: int
@@ -149,6 +150,7 @@ class FeedbackPrepared:
     successes: tuple[str, ...] = field(default=(), converter=tuple)
     detail: str = ""
     withheld: tuple[str, ...] = field(default=(), converter=tuple)
+    shared: bool = False  # a rule the failures share was written (and not contradicted)
 
 
 @frozen(kw_only=True)

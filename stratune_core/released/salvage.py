@@ -19,7 +19,7 @@ from stratune_core.config.mechanisms import active
 from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
 from stratune_core.feedback.execution import build_feedback
 from stratune_core.operators.candidates import prepare_candidate
-from stratune_core.operators.generation import generate, generation_budget
+from stratune_core.operators.generation import generate, generation_budget, pick
 from stratune_core.records.enums import Form, Strategy
 from stratune_core.records.events import Event
 from stratune_core.records.history import HistoryEntry
@@ -83,8 +83,8 @@ def salvage(state: State, env: Env, rng: np.random.Generator) -> tuple[State, tu
         prepared = None
         if raws:
             state, evs, prepared = prepare_candidate(
-                state, env, raws[0], strategy=Strategy.I1, parent_id=current, forms=(Form.F1,),
-                feedback=shown,
+                state, env, pick(raws, 1)[0], strategy=Strategy.I1, parent_id=current,
+                forms=(Form.F1,), feedback=shown,
             )
             events.extend(evs)
         events.append(SalvageAttempted(

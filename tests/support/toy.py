@@ -89,6 +89,9 @@ def expected_answer(word: str, marker: str) -> str:
     return TRANSFORMS[marker](word) if marker in TRANSFORMS else word
 
 
+MARKUP = ("<answer>", "</answer>")  # what the toy scorer parses
+
+
 @frozen
 class ToyTask:
     n_train: int = 48
@@ -101,8 +104,9 @@ class ToyTask:
     def info(self) -> TaskInfo:
         if self.continuous:
             return TaskInfo(name="toy-continuous", initial_skill=self.initial, success_threshold=0.9,
-                            binary=False, eps0=0.001, max_tokens=64)
-        return TaskInfo(name="toy", initial_skill=self.initial, success_threshold=1.0, binary=True, eps0=0.0025, max_tokens=64)
+                            binary=False, eps0=0.001, max_tokens=64, answer_markup=MARKUP)
+        return TaskInfo(name="toy", initial_skill=self.initial, success_threshold=1.0, binary=True,
+                        eps0=0.0025, max_tokens=64, answer_markup=MARKUP)
 
     def split(self, name: str) -> tuple[Sample, ...]:
         if name == "train":
@@ -257,7 +261,7 @@ class ToyOptimizer:
                 answer = word  # a wrong blind answer: the diagnosis stays unverified
             blocks.append(
                 f'<sample id="{sid}">\nwrong: the target ignored what a word marked [{marker}] needs\n'
-                f"needs: the transformation for words marked [{marker}]\nanswer: <answer>{answer}</answer>\n</sample>"
+                f"rule: the transformation for words marked [{marker}]\nanswer: <answer>{answer}</answer>\n</sample>"
             )
         return "Diagnoses:\n\n" + "\n\n".join(blocks)
 

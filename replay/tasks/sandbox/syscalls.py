@@ -8,6 +8,12 @@ posix_fallocate then writes the blocks, which the file-size limit bounds), exten
 attributes say "not supported" (shutil's copy2 skips them), and mode and time changes are
 dropped as if done (shutil.copy sets the copy's mode; Landlock cannot refuse these, and under
 it the uid may own files far outside the run).
+
+Without a PID namespace (the Landlock tier) the program shares the host's process table with
+every other process of its uid, so each call that names a process, a process group or a user
+is allowed on the caller itself only: pid (or who) 0, never a number or a whole uid. The
+kernel reads these arguments as 32-bit ints while seccomp sees 64 bits, so "is 0" is tested on
+all 64 (any stray bit refuses) and "which" is masked to its 32.
 """
 
 from __future__ import annotations
@@ -26,12 +32,19 @@ ENOSYS_FOR_CLONE3 = "clone3"  # its flags sit behind a pointer; libc falls back 
 O_PATH = 0o10000000
 
 
+INT_BITS = 0xFFFFFFFF
+PRIO_USER = 2  # setpriority/getpriority: every process of a uid
+IOPRIO_WHO_USER = 3  # ioprio_set/ioprio_get: the same
+
+
 @frozen
 class Rule:
     name: str
     errno: int
-    mask: int = 0  # with a mask: only when (argument `arg` & mask) == mask
+    mask: int = 0  # with a mask: only when (argument `arg` & mask) == `value` (default: mask)
     arg: int = 0
+    nonzero: bool = False  # instead: only when argument `arg` is not 0
+    value: int | None = None
 
 
 _EVERYWHERE = (
@@ -52,6 +65,21 @@ _EVERYWHERE = (
     "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "settimeofday",
     "clock_settime", "adjtimex", "clock_adjtime", "sethostname", "setdomainname",
 )
+# Memory outside RLIMIT_AS: a memfd's pages count against no rlimit, so without a cgroup a
+# program could hold many times its memory in them (openpyxl never needs one)
+_UNACCOUNTED_MEMORY = ("memfd_create", "memfd_secret")
+# Calls whose first argument names a process, 0 meaning the caller (pidfd_open takes no 0:
+# refused outright; asyncio then watches children with a thread, as on kernels before 5.3)
+_OWN_PROCESS_ONLY = ("prlimit64", "sched_setaffinity", "sched_getaffinity", "sched_setscheduler",
+                     "sched_getscheduler", "sched_setparam", "sched_getparam", "sched_setattr",
+                     "sched_getattr", "sched_rr_get_interval", "migrate_pages", "move_pages",
+                     "get_robust_list", "getpgid", "getsid")
+# (call, its "which" value that means every process of a uid)
+_WHICH_WHO = (("setpriority", PRIO_USER), ("getpriority", PRIO_USER),
+              ("ioprio_set", IOPRIO_WHO_USER), ("ioprio_get", IOPRIO_WHO_USER))
+# POSIX message queues live in the IPC namespace's mqueue file system, which Landlock does not
+# cover: a queue made there is the host's and outlives the run
+_POSIX_QUEUES = ("mq_open", "mq_unlink")
 _METADATA_DROPPED = ("chmod", "fchmod", "fchmodat", "fchmodat2", "utime", "utimes",
                      "utimensat", "futimesat")
 _METADATA_REFUSED = ("chown", "fchown", "lchown", "fchownat")
@@ -66,8 +94,16 @@ def rules(*, landlock: bool) -> tuple[Rule, ...]:
     out += [Rule("clone", errno.EPERM, flag) for flag in CLONE_NAMESPACES]
     out.append(Rule(ENOSYS_FOR_CLONE3, errno.ENOSYS))
     out.append(Rule("fallocate", errno.EOPNOTSUPP))
+    # ENOSYS: what libraries that try a memfd first (libffi) take as "use a file instead"
+    out += [Rule(name, errno.ENOSYS) for name in _UNACCOUNTED_MEMORY]
     if landlock:
         out.append(Rule("socket", errno.EACCES))
+        out += [Rule(name, errno.EPERM, nonzero=True) for name in _OWN_PROCESS_ONLY]
+        for name, every in _WHICH_WHO:
+            out += [Rule(name, errno.EPERM, arg=1, nonzero=True),
+                    Rule(name, errno.EPERM, INT_BITS, 0, value=every)]
+        out.append(Rule("pidfd_open", errno.ENOSYS))
+        out += [Rule(name, errno.EACCES) for name in _POSIX_QUEUES]
         out += [Rule(name, 0) for name in _METADATA_DROPPED]
         out += [Rule(name, errno.EPERM) for name in _METADATA_REFUSED]
         out += [Rule(name, errno.EOPNOTSUPP) for name in _XATTR]
@@ -80,7 +116,8 @@ def rules(*, landlock: bool) -> tuple[Rule, ...]:
 
 def as_config(found: tuple[Rule, ...]) -> list[list[int | str]]:
     """The rules as plain rows for `build`."""
-    return [[r.name, r.errno, r.mask, r.arg] for r in found]
+    return [[r.name, r.errno, r.mask, r.arg, int(r.nonzero),
+             r.mask if r.value is None else r.value] for r in found]
 
 
 def build(config: list[list[int | str]]):  # noqa: ANN201 - a pyseccomp.SyscallFilter
@@ -90,10 +127,15 @@ def build(config: list[list[int | str]]):  # noqa: ANN201 - a pyseccomp.SyscallF
 
     arch = pyseccomp.system_arch()
     rule = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-    for name, code, mask, arg in config:
+    for name, code, mask, arg, nonzero, value in config:
         if pyseccomp.resolve_syscall(arch, str(name)) == -1:
             continue
-        args = [pyseccomp.Arg(int(arg), pyseccomp.MASKED_EQ, int(mask), int(mask))] if mask else []
+        if nonzero:
+            args = [pyseccomp.Arg(int(arg), pyseccomp.NE, 0)]
+        elif mask:
+            args = [pyseccomp.Arg(int(arg), pyseccomp.MASKED_EQ, int(mask), int(value))]
+        else:
+            args = []
         rule.add_rule(pyseccomp.ERRNO(int(code)), str(name), *args)
     return rule
 
