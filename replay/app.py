@@ -294,6 +294,7 @@ def main(argv: Sequence[str] | None = None, *,
          extensions: models.Extensions | None = None) -> int:
     """Run one command. `extensions` adds model kinds and tasks for this call (see
     `replay.models`); the test suite injects its scripted models and toy task this way."""
+    _tolerant_streams()
     with models.using(extensions or models.Extensions()):
         try:
             args = build_parser().parse_args(argv)
@@ -327,6 +328,16 @@ def main(argv: Sequence[str] | None = None, *,
         finally:
             logging.getLogger("llm_cache").removeHandler(model_log)
             batch_log.setLevel(batch_level)
+
+
+def _tolerant_streams() -> None:
+    """On a terminal that is not UTF-8 (LC_ALL=C, PYTHONIOENCODING=ascii), a character the
+    terminal cannot show (in --help, a path, a message) is written escaped, not a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding != "utf8" and reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def _bad_input(message: str) -> int:

@@ -134,3 +134,22 @@ def test_timeout_ends_a_run_whose_scorer_blocks(tmp_path, capsys, monkeypatch):
     assert code == 3, err
     assert err.startswith("error: --timeout 2s reached") and err.count("\n") == 1, err
     assert (tmp_path / "o" / "cache").is_dir()  # its paid calls are kept for the rerun
+
+
+def test_a_terminal_that_is_not_utf8_gets_one_line_and_never_a_traceback(tmp_path):
+    """LC_ALL=C with PYTHONIOENCODING=ascii: --help (which holds a '§') is written with that
+    character escaped, and bad input naming a non-ASCII path is one line with exit 2."""
+    from tests.support.cli import stratune
+
+    ascii_env = {"LC_ALL": "C", "LANG": "C", "PYTHONIOENCODING": "ascii"}
+    helped = stratune("train", "--help", cwd=tmp_path, **ascii_env)
+    assert helped.returncode == 0 and "Traceback" not in helped.stderr, helped.stderr
+    assert "\\xa7" in helped.stdout  # the paper's section sign, escaped
+
+    missing = str(tmp_path / "t\u00e2che.jsonl")
+    refused_ = stratune("train", "--task", missing, *TRAIN[3:], "--out", str(tmp_path / "o"),
+                        cwd=tmp_path, **ascii_env)
+    assert refused_.returncode == 2, refused_.stderr
+    assert refused_.stderr.startswith("error: ") and refused_.stderr.count("\n") == 1, \
+        refused_.stderr
+    assert "t\\xe2che.jsonl" in refused_.stderr and not (tmp_path / "o").exists()
