@@ -136,8 +136,9 @@ def test_the_released_profile_table_names_config_keys_and_every_mechanism():
     assert switches <= named, sorted(switches - named)
 
 
-RECORDED_ROW = re.compile(r"^\| `(traces/[\w.-]+)` \| [^|]+ \| (\d+) / (\d+) \| ([\d.]+) → ([\d.]+) \|"
-                          r" ([+−]\d\.\d+) \|", re.M)
+# run, method, the seed where a table has that column, spent / B, test before → after, gain
+RECORDED_ROW = re.compile(r"^\| `(traces/[\w.-]+)` \| [^|]+ \|(?: (\d+) \|)? (\d+) / (\d+) \| ([\d.]+) → "
+                          r"([\d.]+) \| ([+−]\d\.\d+) \|", re.M)
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/baselines.md"])
@@ -147,7 +148,10 @@ def test_the_recorded_results_tables_match_the_traces(doc):
     records them."""
     rows = RECORDED_ROW.findall((ROOT / doc).read_text())
     assert len(rows) >= 5
-    for run, spent, budget, before, after, gain in rows:
+    for run, seed, spent, budget, before, after, gain in rows:
+        if seed:
+            recorded_seed = json.loads((ROOT / run / "manifest.json").read_text())["seed"]
+            assert int(seed) == recorded_seed, f"{doc}: {run} was recorded with seed {recorded_seed}"
         events = [json.loads(line) for line in (ROOT / run / "events.jsonl").open()]
         finished = next(e for e in reversed(events) if e["_type"] == "RunFinished")
         scores = json.loads((ROOT / run / "evaluation.json").read_text())["scores"]

@@ -1,7 +1,8 @@
 """Every optimizer reply stored in the caches of `traces/` (and in the corpora of replaced demo
 traces: `tests/data/optimizer_replies_demo_v1.jsonl`, the first demo trace, and
 `optimizer_replies_demo_v3.jsonl`, the candidate-generation replies of the demo and F4-only
-traces recorded with prompt version 3), re-parsed with
+traces recorded with prompt version 3, and `optimizer_replies_demo_v4.jsonl`, those of the demo,
+I1-only and F4-only traces recorded with prompt version 4), re-parsed with
 the old and the new reading of single-form candidates.
 
 Old: the <form> label decides, and a label other than the one requested form is an invalid
@@ -119,6 +120,7 @@ def _limits(source: Path) -> dict[str, int]:
 
 CORPUS = Path(__file__).resolve().parent / "data" / "optimizer_replies_demo_v1.jsonl"
 CORPUS_V3 = CORPUS.with_name("optimizer_replies_demo_v3.jsonl")
+CORPUS_V4 = CORPUS.with_name("optimizer_replies_demo_v4.jsonl")
 
 
 def _stratune_run(path: Path) -> bool:
@@ -130,7 +132,7 @@ def _stratune_run(path: Path) -> bool:
     return method is None or method.get("_type") == "StraTuneMethod"
 
 
-TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if _stratune_run(p)), CORPUS, CORPUS_V3]
+TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if _stratune_run(p)), CORPUS, CORPUS_V3, CORPUS_V4]
 PINNED = Path(__file__).resolve().parent / "data" / "reply_verdicts.json"
 PIN_ENV = "STRATUNE_PIN_REPLIES"  # =1 rewrites PINNED from today's verdicts (after a new trace)
 

@@ -16,28 +16,77 @@ the prompt what it left out, so the optimizer knows that it sees a shortened vie
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from attrs import field, frozen
 
-_WORD = re.compile(r"[A-Za-z]+")
-_SYMBOL = re.compile(r"[!-/0-9:-@\[-`{-~]")  # digits and ASCII punctuation, one token each
-_LOOSE_SPACE = re.compile(r"\s{2,}|\s(?![A-Za-z])")  # white space not merged into a word
-_CAPITALS = re.compile(r"[A-Z]{2,}")  # upper-case runs split into short pieces
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# The estimate was first written as regular expressions over the text, one findall each:
+#   words      [A-Za-z]+           one token each, plus one per 8 letters in all
+#   capitals   [A-Z]{2,}           one per 3 letters in all such runs
+#   symbols    [!-/0-9:-@\[-`{-~]  one each (digits and ASCII punctuation)
+#   loose      \s{2,}|\s(?![A-Za-z])  one per run of white space that does not lead into a word
+#   non-ASCII  [^\x00-\x7f]        two each
+# Those scans were the largest item of the core's time, so the same counts are now taken in C
+# over whole strings: the text is encoded as UTF-8 (a non-ASCII character becomes bytes >= 0x80,
+# none of them a letter, digit, symbol or ASCII space); bytes.translate marks each byte of one
+# class with a 1; int.from_bytes makes that a bit mask (one byte per character), and shifting
+# it by a byte lines each character up with its neighbour, so run starts, runs of one and
+# characters next to their like are a few integer operations and a bit count. The results are
+# the same integers (property_tests/test_prompt_budget_props.py checks them against the
+# expressions), and they must be: the estimate decides what a prompt leaves out.
+
+# What \s matches beyond ASCII (str.isspace); property_tests/test_prompt_budget_props.py checks
+# this list against `re` on every code point of the running Python.
+WIDE_SPACES = ("\x85", "\xa0", "\u1680", *map(chr, range(0x2000, 0x200B)), "\u2028", "\u2029",
+               "\u202f", "\u205f", "\u3000")
+ASCII_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+_UPPER = bytes(range(ord("A"), ord("Z") + 1))
+_LETTERS = _UPPER + bytes(range(ord("a"), ord("z") + 1))
+_SYMBOLS = bytes(range(0x21, 0x7F)).translate(None, _LETTERS)
+
+
+def _marks(members: bytes) -> bytes:
+    """A bytes.translate table: 1 for the members, 0 for every other byte."""
+    return bytes(int(b in members) for b in range(256))
+
+
+_IS_LETTER = _marks(_LETTERS)
+_IS_UPPER = _marks(_UPPER)
+_IS_SPACE = _marks(ASCII_SPACES)
+_NOT_SYMBOL = bytes(b for b in range(256) if b not in _SYMBOLS)
+_NON_ASCII = bytes(range(0x80, 0x100))
+
+
+def _mask(raw: bytes, marks: bytes) -> int:
+    return int.from_bytes(raw.translate(marks), "little")  # character i is byte i
 
 
 def estimate_tokens(text: str) -> int:
     """A conservative token count of `text` (see the module's docstring)."""
-    words = _WORD.findall(text)
+    wide = 0
+    ascii_only = text.isascii()
+    if not ascii_only:
+        for space in WIDE_SPACES:  # as " " they join the ASCII white space
+            if space in text:
+                wide += text.count(space)
+                text = text.replace(space, " ")
+    raw = text.encode("utf-8", "surrogatepass")
+    # the ASCII bytes left are the ASCII characters, and the wide spaces that became " "
+    non_ascii = 0 if ascii_only else len(text) - len(raw.translate(None, _NON_ASCII)) + wide
+    letters, upper, spaces = (_mask(raw, m) for m in (_IS_LETTER, _IS_UPPER, _IS_SPACE))
+    # `x << 8` puts each character's bit on the next character, `x >> 8` on the previous one
+    words = letters & ~(letters << 8)  # letters after a non-letter: run starts
+    space_runs = spaces & ~(spaces << 8)
+    # a run of one space right before a letter merges into the word; any other run does not
+    merged = space_runs & (letters >> 8)
+    capitals = upper & (upper << 8 | upper >> 8)  # capitals in runs of two or more
     return (
-        len(words)
-        + sum(len(w) for w in words) // 8
-        + sum(len(c) for c in _CAPITALS.findall(text)) // 3
-        + len(_SYMBOL.findall(text))
-        + len(_LOOSE_SPACE.findall(text))
-        + 2 * len(_NON_ASCII.findall(text))
+        words.bit_count()
+        + letters.bit_count() // 8
+        + capitals.bit_count() // 3
+        + len(raw.translate(None, _NOT_SYMBOL))
+        + space_runs.bit_count() - merged.bit_count()
+        + 2 * non_ascii
     )
 
 
@@ -110,12 +159,14 @@ def fit(parts: Sequence[Part], budget: int, *, separator: str = "\n\n") -> Fitte
     # then exact checks of the whole text: re-estimating after every drop would cost a full
     # pass over the prompt per item.
     text = render()
-    excess = estimate_tokens(text) - budget
+    tokens = estimate_tokens(text)
+    excess = tokens - budget
     for k in order:
         while excess > 0 and len(kept[k]) > parts[k].keep:
             excess -= drop_one(k)
-    text = render()
-    tokens = estimate_tokens(text)
+    if any(dropped):  # else the text is the one just estimated
+        text = render()
+        tokens = estimate_tokens(text)
     # Then item by item on the exact estimate; as a last resort a part gives up even the items
     # it keeps, down to one: the budget is what the model's context can hold.
     for floor in (lambda part: part.keep, lambda part: min(part.keep, 1)):
