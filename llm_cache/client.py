@@ -237,8 +237,15 @@ class CachedLLM:
             raise failures[0]
         return answers
 
+    def _policy_for(self, backend: Any) -> RetryPolicy:
+        """The client's retry policy, with the backend spec's `?max_retries=` when given."""
+        retries = getattr(backend, "max_retries", None)
+        if retries is None:
+            return self._policy
+        return attrs.evolve(self._policy, max_retries=retries)
+
     def _batch_waves(self, backend: Any) -> BatchWaves:
-        return BatchWaves(backend, journal=self.batch_journal, policy=self._policy,
+        return BatchWaves(backend, journal=self.batch_journal, policy=self._policy_for(backend),
                           rng=self._rng, sleep=self._sleep, record=self._record,
                           spent=self._ledger.failed_retries, live=self._complete_all,
                           on_retry=self._count_retry)
@@ -271,7 +278,7 @@ class CachedLLM:
             response, retries = await call_with_retries(
                 lambda: backend.acomplete(request),
                 classify=backend.classify,
-                policy=self._policy,
+                policy=self._policy_for(backend),
                 rng=self._rng,
                 on_retry=on_retry,
                 what=f"{backend.name} call to {request.model} ({request.kind.value})",

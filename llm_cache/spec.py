@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 import attrs
 
@@ -97,8 +97,9 @@ def openai_sampling(options: dict[str, str]) -> tuple[float, int | None]:
     except ValueError:
         raise SpecError(f"temperature={found['temperature']!r}, seed={found['seed']!r}: use a "
                         "number >= 0 and an integer (or seed=none)") from None
-    if temperature < 0:
-        raise SpecError(f"temperature={found['temperature']!r}: use a number >= 0")
+    if not (math.isfinite(temperature) and 0 <= temperature <= MAX_TEMPERATURE):
+        raise SpecError(f"temperature={found['temperature']!r}: use a number from 0 to "
+                        f"{MAX_TEMPERATURE:g}")
     return temperature, seed
 
 
@@ -111,11 +112,35 @@ def canonical_gguf(path: str, mode: str) -> str:
     return f"gguf:{PurePath(path).stem.lower()}@{mode}"
 
 
+MAX_TEMPERATURE = 2.0  # the OpenAI API's range; servers answer above it with HTTP 400
+
 # Numeric options and the least value each accepts: a zero concurrency would never send a call,
-# a zero or negative timeout would fail every call after a long round of retries.
-WHOLE_AT_LEAST = {"concurrency": 1, "max_retries": 0, "threads": 1, "n_ctx": 1, "seed": 0,
-                  "batch_min": 1, "batch_resubmits": 0}
+# a zero or negative timeout would fail every call after a long round of retries, a window
+# (n_ctx) below MIN_CONTEXT holds no prompt.
+MIN_CONTEXT = 512
+WHOLE_AT_LEAST = {"concurrency": 1, "max_retries": 0, "threads": 1, "n_ctx": MIN_CONTEXT,
+                  "seed": 0, "batch_min": 1, "batch_resubmits": 0}
+# ... and the most: beyond these a value is a typo, not a setting (a week of seconds, a window
+# of 10^8 tokens, a retry count that would wait for days).
+WHOLE_AT_MOST = {"concurrency": 4096, "max_retries": 100, "threads": 1024, "n_ctx": 10**8,
+                 "seed": 2**63 - 1, "batch_min": 100_000, "batch_resubmits": 100}
 SECONDS = ("timeout", "connect_timeout", "batch_poll", "batch_poll_max")
+MAX_SECONDS = 7 * 24 * 3600.0
+# Options that must not be empty (`?api_key=` would send no key and fail as a connection error).
+NOT_EMPTY = ("api_key", "auth_header", "region", "aws_region", "endpoint",
+             "bedrock_anthropic_version", "mode", "temperature", "prompt_caching", "batch")
+_BATCH = ("batch", "batch_min", "batch_poll", "batch_poll_max", "batch_resubmits")
+# The options each provider takes (`max_retries`, every provider's, sets its calls' retries).
+PROVIDER_OPTIONS: Mapping[str, frozenset[str]] = {
+    "anthropic": frozenset({"api_key", "base_url", "timeout", "connect_timeout", "concurrency", "auth_header",
+                            "prompt_caching", "max_retries", *_BATCH}),
+    "bedrock": frozenset({"api_key", "base_url", "region", "aws_region", "timeout", "connect_timeout",
+                          "concurrency", "bedrock_anthropic_version", "endpoint",
+                          "prompt_caching", "max_retries", *_BATCH}),
+    "openai": frozenset({"api_key", "timeout", "connect_timeout", "concurrency", "temperature",
+                         "seed", "n_ctx", "max_retries"}),
+    "llamacpp": frozenset({"threads", "mode", "n_ctx", "seed", "max_retries"}),
+}
 
 
 def check_options(spec: str, options: tuple[tuple[str, str], ...]) -> None:
@@ -123,23 +148,26 @@ def check_options(spec: str, options: tuple[tuple[str, str], ...]) -> None:
     for name, value in options:
         if name == "seed" and value.lower() == "none":
             continue  # an OpenAI-compatible server that refuses a seed gets none
+        if name in NOT_EMPTY and not value.strip():
+            raise SpecError(f"model spec {spec!r}: {name}= is empty; give a value or leave "
+                            f"{name} out")
         if name in WHOLE_AT_LEAST:
-            low = WHOLE_AT_LEAST[name]
+            low, high = WHOLE_AT_LEAST[name], WHOLE_AT_MOST[name]
             try:
-                ok = int(value) >= low
+                ok = low <= int(value) <= high
             except ValueError:
                 ok = False
             if not ok:
                 raise SpecError(f"model spec {spec!r}: {name}={value!r} must be a whole number "
-                                f">= {low}")
+                                f">= {low} (at most {high})")
         elif name in SECONDS:
             try:
                 seconds = float(value)
             except ValueError:
                 seconds = math.nan
-            if not (math.isfinite(seconds) and seconds > 0):
+            if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
                 raise SpecError(f"model spec {spec!r}: {name}={value!r} must be a number of "
-                                "seconds above 0")
+                                f"seconds above 0 (at most {MAX_SECONDS:.0f})")
 
 
 Options = tuple[tuple[str, str], ...]
@@ -154,6 +182,7 @@ def _openai(spec: str, provider: str, body: str, options: Options) -> ModelSpec:
     model, at, base_url = body.partition("@")
     if not at or not model or not base_url.startswith(("http://", "https://")):
         raise SpecError(f"model spec {spec!r}: write openai:<model>@<http(s) base_url>")
+    check_base_url(spec, base_url)
     try:
         canonical = canonical_openai(model, dict(options))
     except SpecError as error:
@@ -199,7 +228,39 @@ _FORMS = (" | ".join(p.form for p in PROVIDERS.values())
           + " (options after '?', e.g. ?threads=2&mode=reset)")
 
 
+def check_base_url(spec: str, url: str) -> None:
+    """A base URL with a host and a valid port: anything else fails every call after a
+    round of retries."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise SpecError(f"model spec {spec!r}: base URL {url!r} is malformed ({exc}); write "
+                        "http(s)://host[:port]/path") from None
+    if not parts.hostname or any(c.isspace() for c in url) or (port is not None and port < 1):
+        raise SpecError(f"model spec {spec!r}: base URL {url!r} has no valid host; write "
+                        "http(s)://host[:port]/path")
+
+
+def _check_names(spec: str, provider: str, body: str, options: Options) -> None:
+    """No space around the spec or inside a model name (it would be sent as part of the name
+    and answered with a 404 after retries); only options the provider takes."""
+    if spec != spec.strip() or provider != provider.strip():
+        raise SpecError(f"model spec {spec!r}: remove the spaces around it")
+    model = body.partition("@")[0] if provider == "openai" else body
+    if model != model.strip() or (provider != "llamacpp" and any(c.isspace() for c in model)):
+        raise SpecError(f"model spec {spec!r}: the model name {model!r} holds a space; "
+                        "remove it")
+    known = PROVIDER_OPTIONS.get(provider)
+    for name, _ in options:
+        if known is not None and name not in known:
+            raise SpecError(f"model spec {spec!r}: {provider} models take no option {name!r}; "
+                            f"use {', '.join(sorted(known))}")
+
+
 def parse_spec(spec: str) -> ModelSpec:
+    if spec != spec.strip():
+        raise SpecError(f"model spec {spec!r}: remove the spaces around it")
     provider, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise SpecError(f"model spec {spec!r} is not understood; use {_FORMS}")
@@ -211,5 +272,6 @@ def parse_spec(spec: str) -> ModelSpec:
         options = tuple(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
     except ValueError:
         raise SpecError(f"model spec {spec!r}: options after '?' must be k=v&k=v") from None
+    _check_names(spec, provider, body, options)
     check_options(spec, options)
     return PROVIDERS[provider].parse(spec, provider, body, options)

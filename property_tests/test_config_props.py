@@ -124,7 +124,7 @@ PINNED: dict[str, Any] = {
     "validation_frac": Num(0.0, 1.0, low_open=True),
     "final_select_frac": Num(0.0, 1.0, low_open=True, high_open=True),
     "i3_submit_max": Int(1, 2),
-    "prompt_tokens": Int(1000),
+    "prompt_tokens": Int(1000, 10**8),  # bounded above too: a larger prompt is a typo (issue 38)
     "eps_v": UNIT,
     "bandit_epsilon": UNIT,
     "screen_ready_share": Num(0.0, 1.0, optional=True),

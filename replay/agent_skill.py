@@ -107,9 +107,36 @@ def _split(text: str, file: Path) -> tuple[str, str]:
                            f"block with a line '{FENCE}'")
 
 
+class _UniqueKeys(yaml.SafeLoader):
+    """YAML keeps the last of two equal keys; a front matter that sets one twice is refused
+    with the line of the second."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            if key in seen:
+                raise _Duplicate(str(key), key_node.start_mark.line)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+class _Duplicate(Exception):
+    def __init__(self, key: str, line: int) -> None:
+        super().__init__(key)
+        self.key = key
+        self.line = line
+
+
 def _parse(front: str, file: Path) -> dict[str, object]:
     try:
-        fields = yaml.safe_load(front)
+        fields = yaml.load(front, Loader=_UniqueKeys)  # noqa: S506 (a SafeLoader)
+    except _Duplicate as exc:
+        raise SkillFolderError(f"{file}:{exc.line + 2}: front matter: {exc.key!r} is given "
+                               "twice; keep one") from None
+    except RecursionError:
+        raise SkillFolderError(f"{file}: front matter: nested too deeply to read; flatten "
+                               "it") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 2}" if mark is not None else ""  # +1 for the fence, +1 1-based
@@ -122,13 +149,26 @@ def _parse(front: str, file: Path) -> dict[str, object]:
     return {str(k): v for k, v in fields.items()}
 
 
+NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")  # the format's: ASCII only
+
+
+def _line_of(file: Path, key: str) -> int:
+    """The 1-based line of the front matter's `key:` in `file` (1 when not found)."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 1
+    return next((i for i, line in enumerate(lines, start=1)
+                 if line.lstrip("\ufeff").startswith(f"{key}:")), 1)
+
+
 def _name(fields: dict[str, object], file: Path, folder_name: str) -> str:
     name = _text_field(fields, "name", file, NAME_MAX, required=True)
     assert name is not None
-    bad = next((c for c in name if not (c == "-" or (c.isalnum() and c == c.lower()))), None)
+    bad = next((c for c in name if c not in NAME_CHARS), None)
     if bad is not None:
-        raise SkillFolderError(f"{file}: field 'name': {name!r} holds {bad!r}; use lower-case "
-                               "letters, digits and hyphens")
+        raise SkillFolderError(f"{file}:{_line_of(file, 'name')}: field 'name': {name!r} holds "
+                               f"{bad!r}; use lower-case ASCII letters, digits and hyphens")
     if name.startswith("-") or name.endswith("-") or "--" in name:
         raise SkillFolderError(f"{file}: field 'name': {name!r}: hyphens go between letters or "
                                "digits, one at a time")

@@ -23,9 +23,12 @@ from replay.arg_types import at_least, directory
 from replay.compare import cli as compare_cli
 from replay.error_lines import error_line
 from replay.grid import cli as grid_cli
+from replay.hard_timeout import Watchdog
 from replay.help_examples import add_examples
+from replay.input_files import resolved, too_deep
 from replay.redact import scrub
 from replay.serde import TaskSpec
+from replay.stops import parse_duration
 from replay.tasks.registry import TASK_HELP, custom_path, shadowed_folder
 from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
 from stratune_core.records.errors import StraTuneError
@@ -34,6 +37,9 @@ from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
 EXIT_BAD_INPUT = 2
+EXIT_STOPPED = 3  # a stop control ended the run (runner.EXIT_STOPPED); resumable
+WATCHDOG = Watchdog()
+MAX_WIDTH = 1000  # --width: columns of an export; wider is a typo and would take minutes
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--candidate", help="detail of one candidate (id or unique prefix)")
     view.add_argument("--export", choices=("svg", "html", "png", "txt"))
     view.add_argument("--output", help="export file (default: stratune-view.<format>)")
-    view.add_argument("--width", type=at_least(40), default=120,
+    view.add_argument("--width", type=at_least(40, MAX_WIDTH), default=120,
                       help="export width in columns")
     view.set_defaults(func=cmd_view)
     demo = sub.add_parser("demo", help="replay the bundled demo run offline and show it")
@@ -176,10 +182,10 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
     path = custom_path(spec)
     if path is not None:
         # Stored absolute, so `replay` and `view` work from any directory.
-        spec = str(path.resolve())
+        spec = str(resolved(path, "--task"))
     skill = getattr(args, "skill_dir", None)  # evaluate's --skill is the skill it scores
     if skill is not None:
-        skill = str(Path(skill).expanduser().resolve())
+        skill = str(resolved(Path(skill).expanduser(), "--skill"))
     return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit,
                     skill=skill)
 
@@ -193,8 +199,15 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
 
     run_controls = controls.for_train(args)
     options = _options(args)
-    code = runner.train(options, args.out, console, concurrency=args.concurrency,
-                        test_split="test" if args.test_eval else None, hooks=run_controls.hooks)
+    seconds = None if args.timeout is None else parse_duration(args.timeout)
+    with WATCHDOG.armed(seconds, args.timeout or ""):
+        code = runner.train(options, args.out, console, concurrency=args.concurrency,
+                            test_split="test" if args.test_eval else None,
+                            hooks=run_controls.hooks)
+    if WATCHDOG.fired is not None:  # the run kept its events (runner: interrupted)
+        print(f"error: {WATCHDOG.fired}", file=sys.stderr)
+        WATCHDOG.fired = None
+        code = EXIT_STOPPED
     run_controls.finish(code)
     if code == runner.EXIT_OK:
         run = load_run(args.out)
@@ -281,6 +294,7 @@ def main(argv: Sequence[str] | None = None, *,
          extensions: models.Extensions | None = None) -> int:
     """Run one command. `extensions` adds model kinds and tasks for this call (see
     `replay.models`); the test suite injects its scripted models and toy task this way."""
+    _tolerant_streams()
     with models.using(extensions or models.Extensions()):
         try:
             args = build_parser().parse_args(argv)
@@ -302,12 +316,28 @@ def main(argv: Sequence[str] | None = None, *,
             return int(args.func(args, console))
         except (StraTuneError, OSError, sqlite3.DatabaseError) as exc:
             return _bad_input(error_line(exc) or str(exc))
+        except RecursionError:  # a file nested deeper than a parser recurses, read elsewhere
+            return _bad_input(str(too_deep("input")))
         except KeyboardInterrupt:
+            if WATCHDOG.fired is not None:
+                print(f"error: {WATCHDOG.fired}", file=sys.stderr)
+                WATCHDOG.fired = None
+                return EXIT_STOPPED
             print("interrupted", file=sys.stderr)
             return 130
         finally:
             logging.getLogger("llm_cache").removeHandler(model_log)
             batch_log.setLevel(batch_level)
+
+
+def _tolerant_streams() -> None:
+    """On a terminal that is not UTF-8 (LC_ALL=C, PYTHONIOENCODING=ascii), a character the
+    terminal cannot show (in --help, a path, a message) is written escaped, not a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding != "utf8" and reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def _bad_input(message: str) -> int:

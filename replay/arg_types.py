@@ -7,7 +7,9 @@ import argparse
 from collections.abc import Callable
 
 
-def at_least(low: int) -> Callable[[str], int]:
+def at_least(low: int, high: int | None = None) -> Callable[[str], int]:
+    """A whole number of at least `low` (and at most `high`, when given)."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -15,6 +17,8 @@ def at_least(low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
         return value
 
     return parse

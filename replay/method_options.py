@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Mapping, Sequence
 
 import attrs
 
 from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.backends.base import Backend
+from stratune_core.config.layers import Layer
+from stratune_core.methods.estimates import minimum_budget
 from stratune_core.methods.spec import (
     Generator,
     IterCotMethod,
@@ -65,6 +68,51 @@ def method_from_args(args: argparse.Namespace) -> MethodSpec:
             raise ConfigError(f"{flag}: --generator {generator} replaces StraTune's operator "
                               "choice, so it has nothing to choose; remove one of them")
     return StraTuneMethod(generator=Generator(generator))
+
+
+# Config fields every method takes from a --config file, a grid or the Python API's `config`:
+# the shared budget and seed (`max_rounds` where EXTRA_OPTIONS gives the method --max-rounds).
+SHARED_SETTINGS = frozenset({"budget", "budget_multiplier", "seed"})
+
+
+def settings_of(spec: MethodSpec) -> frozenset[str] | None:
+    """The Config fields a user may set for `spec`: None for StraTune (every field)."""
+    if isinstance(spec, StraTuneMethod):
+        return None
+    rounds = {"max_rounds"} if "--max-rounds" in EXTRA_OPTIONS[spec.method] else set()
+    return SHARED_SETTINGS | rounds
+
+
+def check_settings(spec: MethodSpec, layers: Sequence[Layer]) -> None:
+    """Options a method does not take are refused wherever they come from (a --config file,
+    the command line, a grid ablation, the Python API), as the flags are: one line naming the
+    field, where it was set, and the method."""
+    allowed = settings_of(spec)
+    for layer in layers:
+        if not isinstance(layer.values, Mapping):
+            continue  # refused by the layering, with its own message
+        for key in layer.values:
+            name = str(key).partition(".")[0]
+            if allowed is not None and name not in allowed:
+                raise ConfigError(f"{layer.where}: {name}: --method {spec.method} has no such "
+                                  f"setting (it takes {', '.join(sorted(allowed))}); remove it")
+            if (isinstance(spec, StraTuneMethod) and spec.generator is not None
+                    and name in ("selector", "operator", "forms")):
+                raise ConfigError(f"{layer.where}: {name}: --generator {spec.generator} "
+                                  "replaces StraTune's operator choice, so it has nothing to "
+                                  "choose; remove one of them")
+
+
+def check_budget(spec: MethodSpec, budget: int, n_train: int) -> None:
+    """A baseline's budget pays for one step, as StraTune's pays for one round; checked before
+    anything is spent."""
+    if isinstance(spec, StraTuneMethod):
+        return
+    need = minimum_budget(spec, n_train)
+    if budget < need:
+        raise ConfigError(f"budget: {budget} executions cannot pay for one step of --method "
+                          f"{spec.method} on {n_train} training samples; raise --budget to at "
+                          f"least {need}")
 
 
 def fit_method(spec: MethodSpec, target: Backend) -> MethodSpec:

@@ -21,6 +21,7 @@ from llm_cache.backends import Backend, backend_for
 from llm_cache.records import Role
 from llm_cache.spec import parse_spec
 from replay.agent_skill import WithInitialSkill, read_skill_folder
+from replay.model_access import check_access
 from replay.redact import public_spec
 from replay.serde import TaskSpec
 from stratune_core.records.errors import ConfigError
@@ -89,11 +90,13 @@ def build_backend(spec: str) -> Backend:
 
 def check_buildable(spec: str) -> None:
     """What a backend only finds out at its first call, checked before a run directory is
-    made: a local model's GGUF file and the llama.cpp package it runs on."""
+    made: a local model's GGUF file and the llama.cpp package it runs on, a Claude API key,
+    an OpenAI-compatible server that accepts connections."""
     if _kind(spec) is not None:
         return
     parsed = parse_spec(spec)
     if parsed.provider != "llamacpp":
+        check_access(parsed, public_spec(spec))
         return
     from replay.local_model import llama_cpp_installed
 

@@ -14,6 +14,8 @@ import attrs
 from attrs import field, frozen
 
 from llm_cache.backends.bedrock import resolve_spec
+from replay.input_files import read_regular, too_deep
+from replay.method_options import check_settings
 from replay.models import canonical_model, load_task
 from replay.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
 from stratune_core.config.knobs import Config
@@ -21,7 +23,7 @@ from stratune_core.config.layers import Layer, layer_config, task_layer
 from stratune_core.methods.packages import method_packages
 from stratune_core.methods.prompt_versions import prompt_version_of
 from stratune_core.methods.spec import MethodSpec, StraTuneMethod
-from stratune_core.records.errors import ConfigError
+from stratune_core.records.errors import ConfigError, StraTuneError
 from stratune_core.records.events import OperatorChosen, RoundStarted
 from stratune_core.records.task import Task
 from stratune_core.selection.selectors.scripted import ReplaySequence, recorded_strategies
@@ -62,16 +64,18 @@ def parse_budget(text: str) -> dict[str, Any]:
 def _file_layer(name: str) -> Layer:
     path = Path(name)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"),
+        data = json.loads(read_regular(path, "--config").decode("utf-8"),
                           parse_constant=lambda name: _not_json(path, name),
                           object_pairs_hook=lambda pairs: _unique_keys(path, pairs))
-    except FileNotFoundError:
-        raise ConfigError(f"--config: {path} not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--config {path}: cannot be read as UTF-8 text "
-                          f"({getattr(exc, 'strerror', None) or exc})") from None
+    except StraTuneError as exc:
+        raise ConfigError(str(exc).replace("--config " + str(path) + ": not found",
+                                           f"--config: {path} not found")) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--config {path}: cannot be read as UTF-8 text ({exc})") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ConfigError(str(too_deep(str(path)))) from None
     return Layer(where=str(path), values=data)
 
 
@@ -99,6 +103,7 @@ def build_config(options: RunOptions, task: Task | None = None) -> Config:
     if task is None:
         task = load_task(options.task, data_dir=options.data_dir)
     given = user_layers(options)
+    check_settings(options.method, given)  # a --config file's, a grid's, the API's settings
     layered = layer_config(options.profile, [task_layer(task.info, options.profile), *given])
     check_sizes(layered.config, len(task.split("train")), layered.origins,
                 {layer.where for layer in given})

@@ -24,7 +24,7 @@ from replay import evaluation_dir, models, seal, verify
 from replay.agent_skill import write_learned
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
-from replay.method_options import fit_method
+from replay.method_options import check_budget, fit_method
 from replay.options import RunOptions, build_config, new_manifest, same_batches_warning
 from replay.plan import make_plan
 from replay.progress import TrainProgress
@@ -67,6 +67,9 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     if isinstance(options.method, StraTuneMethod):
         initial_state(config, task)  # e.g. a budget below one round
         warnings += make_plan(config, task).warnings
+    else:
+        n_train = len(task.split("train"))
+        check_budget(options.method, config.budget_for(n_train), n_train)
     warnings.append(same_batches_warning(manifest.replay_of))
     for warning in warnings:
         if warning is not None:

@@ -154,7 +154,7 @@ PINNED_KEY = "c5d6d7ba27a70a36a6cd8af80ca6d8fd"
 def test_unknown_backend_options_are_spec_errors():
     from llm_cache.backends import backend_for
 
-    with pytest.raises(SpecError, match="bad option"):
+    with pytest.raises(SpecError, match="take no option 'colour'"):
         backend_for("anthropic:claude-haiku-4-5?colour=blue")
     with pytest.raises(SpecError, match="threads='two' must be a whole number"):
         backend_for("llamacpp:x.gguf?threads=two")

@@ -305,3 +305,63 @@ def test_a_stop_file_raises_run_stopped_and_the_same_call_resumes(tmp_path: Path
     result = stratune.optimize("toy", **MODELS, out=out, seed=3)
     whole = stratune.load_run(record_in_process(tmp_path / "cli", seed=3))
     assert result.run.manifest.event_digest == whole.manifest.event_digest
+
+
+@pytest.mark.parametrize(("method", "generator"), [("textgrad", None), ("iter-cot", None),
+                                                   ("stratune", "skillopt")])
+def test_optimize_runs_baselines_and_hybrids_as_train_does(tmp_path: Path, capsys,
+                                                           method: str,
+                                                           generator: str | None) -> None:
+    """`method=` and `generator=` are `--method` and `--generator`: the same events."""
+    flags = ["--method", method] + (["--generator", generator] if generator else [])
+    assert main(["train", "--task", "toy", "--target", MODELS["target"], "--optimizer",
+                 MODELS["optimizer"], "--limit", "24", *flags, "--out",
+                 str(tmp_path / "cli")]) == 0
+    capsys.readouterr()
+    result = stratune.optimize("toy", **MODELS, limit=24, method=method, generator=generator,
+                               out=tmp_path / "api", progress=False)
+    recorded = stratune.load_run(tmp_path / "cli")
+    assert result.run.manifest.event_digest == recorded.manifest.event_digest
+    assert result.run.manifest.method == recorded.manifest.method
+    assert (result.spent, result.budget) == (recorded.spent, recorded.budget)
+
+
+BAD_ARGUMENTS = {
+    "out empty": ({"out": ""}, "out"),
+    "out blank": ({"out": "   "}, "out"),
+    "seed not a number": ({"seed": "1"}, "seed"),
+    "seed a bool": ({"seed": True}, "seed"),
+    "concurrency 0": ({"concurrency": 0}, "concurrency"),
+    "limit 0": ({"limit": 0}, "limit"),
+    "budget a list": ({"budget": [6]}, "budget"),
+    "target not a string": ({"target": 3}, "target"),
+    "unknown method": ({"method": "nope"}, "method"),
+    "unknown generator": ({"generator": "nope"}, "generator"),
+    "a baseline with a profile": ({"method": "textgrad", "profile": "released"}, "profile"),
+    "a baseline with a selector": ({"method": "textgrad", "config": {"selector": "fixed:I1"}},
+                                   "selector"),
+    "a hybrid with a selector": ({"generator": "gepa", "config": {"selector": "fixed:I1"}},
+                                 "selector"),
+    "gepa on a budget of 1": ({"method": "gepa", "budget": 1}, "budget"),
+    "an empty api_key": ({"target": "anthropic:claude-haiku-4-5?api_key="}, "api_key"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ARGUMENTS))
+def test_bad_arguments_raise_documented_errors_before_anything_is_written(
+        tmp_path: Path, name: str) -> None:
+    """`out=""` is refused as `--out ''` is (it would write into the current directory), and
+    every bad argument raises `ConfigError` naming it, never a TypeError from inside."""
+    given, names = BAD_ARGUMENTS[name]
+    arguments = {**MODELS, "out": tmp_path / "run", "progress": False, **given}
+    before = sorted(Path.cwd().iterdir())
+    with pytest.raises(stratune.ConfigError) as caught:
+        stratune.optimize("toy", **arguments)
+    assert names in str(caught.value) and "\n" not in str(caught.value)
+    assert not (tmp_path / "run").exists()
+    assert sorted(Path.cwd().iterdir()) == before
+
+
+def test_evaluate_refuses_an_empty_out(tmp_path: Path) -> None:
+    with pytest.raises(stratune.ConfigError, match="out"):
+        stratune.evaluate("Answer with the word.", task="toy", target=MODELS["target"], out="")

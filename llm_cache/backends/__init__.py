@@ -18,8 +18,12 @@ def backend_for(spec: str, **options: Any) -> Backend:
     """Build the backend a spec names; keyword options override those in the spec string."""
     parsed = parse_spec(spec)
     merged: dict[str, Any] = {**dict(parsed.options), **options}
+    retries = merged.pop("max_retries", None)  # the client's retry policy, for this backend
     try:
-        return _build(parsed, merged)
+        backend = _build(parsed, merged)
+        if retries is not None:
+            backend.max_retries = int(retries)  # type: ignore[attr-defined]
+        return backend
     except (TypeError, ValueError) as exc:
         raise SpecError(f"model spec {spec!r}: bad option ({exc})") from exc
 

@@ -4,6 +4,7 @@ model and task kinds in effect."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,12 @@ from attrs import frozen
 from replay import models
 from replay.agent_skill import read_skill_folder
 from replay.api.data_task import DataTask, Row, ScorerArg
+from replay.method_options import method_from_args
 from replay.options import RunOptions, parse_budget
 from replay.serde import TaskSpec
 from replay.tasks.registry import custom_path
-from stratune_core.records.errors import StraTuneError
+from stratune_core.methods.spec import MethodSpec, generator_names, method_names
+from stratune_core.records.errors import ConfigError, StraTuneError
 
 TaskArg = str | Path | DataTask | Sequence[Row]
 SkillArg = str | Path
@@ -34,7 +37,11 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
             scorer: ScorerArg | None, test: Sequence[Row] | None, skill: SkillArg | None,
             initial_skill: str | None, budget: str | int | None, seed: int, profile: str,
             config: Mapping[str, Any] | str | Path | None, placement: str,
-            limit: int | None, data_dir: str | None) -> Prepared:
+            limit: int | None, data_dir: str | None, method: str = "stratune",
+            generator: str | None = None) -> Prepared:
+    _check_arguments(target=target, optimizer=optimizer, out=out, budget=budget, seed=seed,
+                     profile=profile, placement=placement, limit=limit, data_dir=data_dir,
+                     skill=skill)
     skill_dir = None if skill is None else str(Path(skill).expanduser().resolve())
     if skill_dir is not None:
         read_skill_folder(skill_dir)  # refused here, before anything is written
@@ -57,9 +64,68 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
         overrides.update(parse_budget(str(budget)))
     options = RunOptions(task=spec, target=target, optimizer=optimizer, seed=seed,
                          profile=profile, config_file=config_file,
-                         overrides=tuple(overrides.items()), data_dir=data_dir)
+                         overrides=tuple(overrides.items()), data_dir=data_dir,
+                         method=_method(method, generator, profile))
     return Prepared(options=options, data=data, skill=skill_dir,
                     extensions=models.Extensions(models=active.models, tasks=tasks))
+
+
+def _check_arguments(*, target: object, optimizer: object, out: object, budget: object,
+                     seed: object, profile: object, placement: object, limit: object,
+                     data_dir: object, skill: object) -> None:
+    """Arguments of the wrong type or empty are a `ConfigError` naming the argument, as the
+    command refuses its flags (never a TypeError from deep inside, nor a run in the current
+    directory for `out=""`)."""
+    for name, value in (("target", target), ("optimizer", optimizer), ("profile", profile),
+                        ("placement", placement)):
+        if not isinstance(value, str):
+            raise ConfigError(f"{name}: expected a string, got {value!r}")
+    if out is not None:
+        directory("out", out)
+    for name, value in (("data_dir", data_dir), ("skill", skill)):
+        if value is not None and (not isinstance(value, str | Path) or not str(value).strip()):
+            raise ConfigError(f"{name}: expected a path, got {value!r}")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, str | int)):
+        raise ConfigError(f"budget: expected N or \"Kx\", got {budget!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"seed: expected a whole number >= 0, got {seed!r}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigError(f"limit: expected a whole number >= 1, got {limit!r}")
+
+
+def directory(name: str, value: object) -> Path:
+    """An output directory argument: `out=""` would put the run's files in the current
+    directory, as `--out ''` would; refused as the flag is."""
+    if not isinstance(value, str | Path) or not str(value).strip():
+        raise ConfigError(f"{name}: {value!r} is empty; give a directory (it is created if "
+                          "missing)")
+    return Path(value)
+
+
+def whole(name: str, value: object, low: int) -> int:
+    """An integer argument (not a bool) of at least `low`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name}: expected a whole number >= {low}, got {value!r}")
+    return value
+
+
+def _method(method: str, generator: str | None, profile: str) -> MethodSpec:
+    """`method=` and `generator=` as `--method` and `--generator` take them: a baseline, or
+    StraTune with another method's candidate generation (Table 4); a profile is StraTune's."""
+    for name, value in (("method", method), ("generator", generator)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{name}: expected a name, got {value!r}")
+    if method not in method_names():
+        raise ConfigError(f"method: {method!r} is not a method; use one of "
+                          f"{' | '.join(method_names())}")
+    if generator is not None and generator not in generator_names():
+        raise ConfigError(f"generator: {generator!r} is not a generator; use one of "
+                          f"{' | '.join(generator_names())}")
+    flags = argparse.Namespace(method=method, generator=generator, profile=profile)
+    try:
+        return method_from_args(flags)
+    except ConfigError as exc:  # the flag's name as the API spells it
+        raise ConfigError(str(exc).replace("--", "").replace("method ", "method=", 1)) from None
 
 
 def _data_task(task: TaskArg, scorer: ScorerArg | None, test: Sequence[Row] | None,

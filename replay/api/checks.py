@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from replay import evaluate_command, evaluation_dir, models, runner, verify
-from replay.api.arguments import SkillArg, TaskArg, prepare
+from replay.api.arguments import SkillArg, TaskArg, directory, prepare, whole
 from replay.api.data_task import Row, ScorerArg
 from replay.api.output import console_for, raised_as_errors, said
 from replay.api.results import OptimizeResult, ReplayFailed, ReplayResult
@@ -31,10 +31,14 @@ def evaluate(skill: SkillArg | OptimizeResult, *, task: TaskArg, target: str,
     str), a file or an Agent Skills folder (a Path), or an `optimize` result; baseline
     "initial" is the task's initial skill. With `out`, the scores, skills and cache are kept
     there for `stratune replay OUT`."""
-    prepared = prepare(task, target=target, optimizer=target, out=out or cache_dir,
-                        scorer=scorer, test=test, skill=None, initial_skill=None, budget=None,
-                        seed=0, profile="paper", config=None, placement=placement,
-                        limit=limit, data_dir=data_dir)
+    with raised_as_errors():
+        whole("concurrency", concurrency, 1)
+        directory("cache_dir", cache_dir)
+        prepared = prepare(task, target=target, optimizer=target,
+                           out=cache_dir if out is None else out, scorer=scorer, test=test,
+                           skill=None, initial_skill=None, budget=None, seed=0,
+                           profile="paper", config=None, placement=placement, limit=limit,
+                           data_dir=data_dir)
     console = console_for(progress)
     with raised_as_errors(), models.using(prepared.extensions):
         loaded = models.load_task(prepared.options.task, data_dir=data_dir)
@@ -113,10 +117,11 @@ def plan(task: TaskArg, *, target: str, optimizer: str, budget: str | int | None
          data_dir: str | None = None) -> Plan:
     """What a budget affords before anything is spent (`stratune plan`): the run's shape,
     rounds, token and cost estimates, and `warning` when the budget is too small."""
-    prepared = prepare(task, target=target, optimizer=optimizer, out=None, scorer=scorer,
-                        test=test, skill=skill, initial_skill=initial_skill, budget=budget,
-                        seed=seed, profile=profile, config=config, placement=placement,
-                        limit=limit, data_dir=data_dir)
+    with raised_as_errors():
+        prepared = prepare(task, target=target, optimizer=optimizer, out=None, scorer=scorer,
+                           test=test, skill=skill, initial_skill=initial_skill, budget=budget,
+                           seed=seed, profile=profile, config=config, placement=placement,
+                           limit=limit, data_dir=data_dir)
     with raised_as_errors(), models.using(prepared.extensions):
         loaded = models.load_task(prepared.options.task, data_dir=data_dir)
         return make_plan(build_config(prepared.options, loaded), loaded)

@@ -9,11 +9,12 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
+from llm_cache.errors import SpecError
 from replay import runner
 from replay.api.results import ModelCallFailed, RunStopped
 from replay.error_lines import error_line
 from replay.redact import scrub
-from stratune_core.records.errors import StraTuneError
+from stratune_core.records.errors import ConfigError, StraTuneError
 
 
 def console_for(progress: bool | None) -> Console:
@@ -31,6 +32,8 @@ def raised_as_errors() -> Iterator[None]:
     """Errors the command prints as one line are raised as `StraTuneError` with that line."""
     try:
         yield
+    except SpecError as exc:  # a model spec is an argument: the documented ConfigError
+        raise ConfigError(" ".join(scrub(str(exc)).split())) from None
     except StraTuneError as exc:
         line = " ".join(scrub(str(exc)).split())  # as the command prints it: no secrets
         if line != str(exc):

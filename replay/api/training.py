@@ -17,7 +17,7 @@ from llm_cache.accounting import Accounting
 from llm_cache.gates import StopRequested
 from replay import controls, models, runner
 from replay.agent_skill import learned_folder
-from replay.api.arguments import Prepared, SkillArg, TaskArg, prepare
+from replay.api.arguments import Prepared, SkillArg, TaskArg, prepare, whole
 from replay.api.data_task import Row, ScorerArg
 from replay.api.output import console_for, raise_for, raised_as_errors
 from replay.api.results import OptimizeResult, Update
@@ -75,8 +75,8 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
              config: Mapping[str, Any] | str | Path | None = None, placement: str = "system",
              limit: int | None = None, data_dir: str | None = None, concurrency: int = 8,
              test_eval: bool = False, max_cost: float | str | None = None,
-             timeout: float | str | None = None,
-             progress: bool | None = None) -> OptimizeResult:
+             timeout: float | str | None = None, progress: bool | None = None,
+             method: str = "stratune", generator: str | None = None) -> OptimizeResult:
     """Learn a skill (`stratune train`): `out` is the run directory; call again with the same
     arguments to resume an interrupted run or to read back a finished one.
 
@@ -86,11 +86,15 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
     SKILL.md body is the initial skill; the learned one is written as OUT/skill/<name>/.
     config: Config fields ({"selector": "fixed:I1"}) or a JSON file of them. max_cost (USD)
     and timeout ("30m") stop the run as `--max-cost` and `--timeout` do, and so does a file
-    OUT/STOP: `RunStopped` is raised and the same call resumes."""
-    prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
-                        test=test, skill=skill, initial_skill=initial_skill, budget=budget,
-                        seed=seed, profile=profile, config=config, placement=placement,
-                        limit=limit, data_dir=data_dir)
+    OUT/STOP: `RunStopped` is raised and the same call resumes. method: a baseline
+    ("textgrad", "gepa", "iter-cot", "trace2skill", "skillopt") as `--method`; generator:
+    StraTune with that method's candidate generation (a Table 4 hybrid) as `--generator`."""
+    with raised_as_errors():
+        whole("concurrency", concurrency, 1)
+        prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
+                           test=test, skill=skill, initial_skill=initial_skill, budget=budget,
+                           seed=seed, profile=profile, config=config, placement=placement,
+                           limit=limit, data_dir=data_dir, method=method, generator=generator)
     path = Path(out).expanduser()
     recorder = _Recorder(prepared)
     return _train(prepared, path, console_for(progress), recorder, concurrency=concurrency,
@@ -103,14 +107,17 @@ def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
             initial_skill: str | None = None, seed: int = 0, profile: str = "paper",
             config: Mapping[str, Any] | str | Path | None = None, placement: str = "system",
             limit: int | None = None, data_dir: str | None = None, concurrency: int = 8,
-            test_eval: bool = False) -> Iterator[Update]:
+            test_eval: bool = False, method: str = "stratune",
+            generator: str | None = None) -> Iterator[Update]:
     """`optimize`, one `Update` per round (for a notebook's own display); the last update
     holds the result. Leaving the loop early stops the run after the round in progress, as a
     stop control does: the same call resumes it."""
-    prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
-                        test=test, skill=skill, initial_skill=initial_skill, budget=budget,
-                        seed=seed, profile=profile, config=config, placement=placement,
-                        limit=limit, data_dir=data_dir)
+    with raised_as_errors():
+        whole("concurrency", concurrency, 1)
+        prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
+                           test=test, skill=skill, initial_skill=initial_skill, budget=budget,
+                           seed=seed, profile=profile, config=config, placement=placement,
+                           limit=limit, data_dir=data_dir, method=method, generator=generator)
     path = Path(out).expanduser()
     rounds: queue.Queue[Any] = queue.Queue()
     recorder = _Recorder(prepared, rounds)

@@ -16,7 +16,8 @@ import attrs
 import xxhash
 from attrs import frozen
 
-from replay.grid.spec import BASELINE_KEYS, Ablation, GridError, GridSpec, PairEntry, TaskEntry
+from replay.grid.spec import Ablation, GridError, GridSpec, PairEntry, TaskEntry
+from replay.method_options import settings_of
 from replay.options import RunOptions, build_config, new_manifest
 from replay.trace import CELL_FILE, RunDir
 from stratune_core.methods.spec import StraTuneMethod
@@ -76,7 +77,7 @@ def _cell(spec: GridSpec, root: Path, task: TaskEntry, pair: PairEntry, ablation
         if isinstance(ablation.method, StraTuneMethod) else "paper",
         config_file=ablation.config_file or spec.config_file,
         overrides=tuple((k, v) for k, v in overrides.items()
-                        if isinstance(ablation.method, StraTuneMethod) or k in BASELINE_KEYS),
+                        if (taken := settings_of(ablation.method)) is None or k in taken),
         data_dir=task.data_dir, method=ablation.method,
     )
     return Cell(task=task.name, pair=pair.name, ablation=ablation.name, seed=seed,

@@ -45,6 +45,8 @@ from typing import Any
 
 from attrs import field, frozen
 
+from replay.input_files import read_regular, too_deep
+from replay.method_options import settings_of
 from replay.serde import TaskSpec
 from replay.tasks.registry import BUILT_IN
 from stratune_core.config.layers import config_keys
@@ -55,7 +57,7 @@ from stratune_core.methods.spec import (
     default_spec,
     generator_names,
 )
-from stratune_core.records.errors import ConfigError
+from stratune_core.records.errors import ConfigError, StraTuneError
 
 TOP_KEYS = ("seeds", "budget", "test_eval", "profile", "config", "concurrency", "defaults",
             "max_connections", "tasks", "pairs", "ablations", "methods", "generators")
@@ -64,8 +66,8 @@ PAIR_KEYS = ("target", "optimizer")
 FLAGS = {"no_history": "history", "no_validation": "validation",
          "no_final_selection": "final_selection"}
 RUN_KEYS = ("profile", "config", "budget", "method", "generator")  # ablation keys that are not Config fields
-# what a baseline ablation may set besides its method: the shared budget and step cap
-BASELINE_KEYS = ("budget", "budget_multiplier", "max_rounds")
+MAX_SEEDS = 1000  # seeds per cell: the paper's tables use 3 to 5; a million cells is a typo
+MAX_SEED = 2**63 - 1  # numpy's SeedSequence takes any, the manifest stores it as JSON
 NOT_SETTABLE = ("seed", "target_model", "optimizer_model")  # set by the cell itself
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
 
@@ -119,11 +121,11 @@ class GridSpec:
 def load_grid(path: str | Path) -> GridSpec:
     file = Path(path)
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GridError(f"{file}: not found") from None
-    except IsADirectoryError:
-        raise GridError(f"{file}: is a directory; give the grid file (TOML)") from None
+        data = tomllib.loads(read_regular(file, "grid file").decode("utf-8"))
+    except StraTuneError as exc:
+        raise GridError(str(exc)) from None
+    except RecursionError:
+        raise GridError(str(too_deep(str(file)))) from None
     except UnicodeDecodeError as exc:
         raise GridError(f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
                         f"{exc.start}); give a TOML grid file") from None
@@ -208,13 +210,15 @@ class _Reader:
         return str((self.root / Path(value).expanduser()).resolve())
 
     def seeds(self, value: Any) -> tuple[int, ...]:
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_SEEDS:
             return tuple(range(value))
         if (isinstance(value, list) and value and len(set(value)) == len(value)
-                and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)):
+                and len(value) <= MAX_SEEDS
+                and all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_SEED
+                        for s in value)):
             return tuple(value)
-        raise self.error("seeds", f"expected a count (3) or distinct seeds ([0, 1, 2]), "
-                                  f"got {value!r}")
+        raise self.error("seeds", f"expected a count (3, at most {MAX_SEEDS}) or distinct "
+                                  f"seeds ([0, 1, 2], each below 2^63), got {value!r}")
 
     def task(self, name: str, entry: Any) -> TaskEntry:
         key = f"tasks.{name}"
@@ -300,12 +304,13 @@ class _Reader:
         if profile is not None and not isinstance(profile, str):
             raise self.error(f"{key}.profile", f"expected a profile name, got {profile!r}")
         method = self.method(entry.get("method", "stratune"), f"{key}.method")
-        if not isinstance(method, StraTuneMethod):
-            extra = sorted(f for f, _ in overrides if f not in BASELINE_KEYS)
+        allowed = settings_of(method)
+        if allowed is not None:
+            extra = sorted(f for f, _ in overrides if f not in allowed)
             if extra or profile is not None:
                 raise self.error(f"{key}.{(extra or ['profile'])[0]}",
-                                 f"method {method.method} has no such setting (it is a StraTune "
-                                 "option); remove it")
+                                 f"method {method.method} has no such setting (it takes "
+                                 f"{', '.join(sorted(allowed))}); remove it")
         if "generator" in entry:
             method = self.hybrid(entry["generator"], method, overrides, f"{key}.generator")
         return Ablation(

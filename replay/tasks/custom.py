@@ -106,9 +106,18 @@ def _check_expected(expected: object, scorer: Scorer, where: str) -> None:
             raise TaskDataError(f"{where}: field 'expected': {gold!r} holds no number")
 
 
+# The fields a task line may hold; any other is a typo ("expcted") that would be ignored.
+ROW_FIELDS = ("id", "input", "expected", "stratum", "split", "image")
+
+
 def _sample(row: object, path: Path, lineno: int, scorer: Scorer) -> tuple[str | None, Sample]:
     where = f"{path}:{lineno}"
     sid = str(files.field(row, "id", (str, int), where))
+    assert isinstance(row, dict)
+    unknown = sorted(str(k) for k in row if k not in ROW_FIELDS)
+    if unknown:
+        raise TaskDataError(f"{where}: field {unknown[0]!r}: unknown; a task line holds "
+                            f"{', '.join(ROW_FIELDS)}")
     if not sid:
         raise TaskDataError(f"{where}: field 'id': empty")
     text = files.field(row, "input", str, where)
@@ -174,6 +183,9 @@ def load(spec: str | Path, *, scorer: str | Scorer | None = None, placement: str
             _non_empty(parts, split, path)
         skill_file = path.parent / "initial_skill.txt"
     skill = files.read_text(skill_file, "initial skill") if skill_file.is_file() else None
+    if skill is not None and not skill.strip():
+        raise TaskDataError(f"{skill_file}:1: initial skill: empty (only white space); write "
+                            "the skill, or delete the file for the generic one")
     return _task(path, parts, chosen, skill, placement=placement, limit=limit,
                  name=name or (path.name if path.is_dir() else path.stem), max_tokens=max_tokens)
 

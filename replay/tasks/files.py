@@ -15,8 +15,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from replay.input_files import read_regular
 from stratune_core.records.base import Sample
-from stratune_core.records.errors import TaskDataError
+from stratune_core.records.errors import StraTuneError, TaskDataError
 
 ENV_DATA = "STRATUNE_DATA"
 
@@ -37,14 +38,24 @@ def data_root(data_dir: str | Path | None) -> Path:
 
 def require_file(path: Path, what: str) -> Path:
     if not path.is_file():
+        if path.is_symlink() or path.exists():  # a FIFO, a device, a link loop or a folder
+            kind = "a folder" if path.is_dir() else "not a regular file"
+            raise TaskDataError(f"{path}: {what} is {kind}; give a file")
         raise TaskDataError(f"{path}: {what} not found; check --data / {ENV_DATA}")
     return path
 
 
+def _bytes(path: Path, what: str) -> bytes:
+    require_file(path, what)
+    try:
+        return read_regular(path, what)
+    except StraTuneError as exc:
+        raise TaskDataError(str(exc)) from None
+
+
 def read_text(path: Path, what: str = "file") -> str:
     """The file as UTF-8 text; anything else is an error naming the line and the byte."""
-    require_file(path, what)
-    return _decode(path.read_bytes(), path, 1)
+    return _decode(_bytes(path, what), path, 1)
 
 
 def _decode(data: bytes, path: Path, first_line: int) -> str:
@@ -63,6 +74,8 @@ def read_json(path: Path, what: str = "file") -> Any:
     text = read_text(path, what)
     try:
         return json.loads(text)
+    except RecursionError:
+        raise TaskDataError(f"{path}: invalid JSON (nested too deeply)") from None
     except json.JSONDecodeError as exc:
         raise TaskDataError(
             f"{path}:{exc.lineno}: invalid JSON at column {exc.colno} ({exc.msg})"
@@ -71,9 +84,8 @@ def read_json(path: Path, what: str = "file") -> Any:
 
 def read_jsonl(path: Path, what: str = "file") -> tuple[tuple[int, Any], ...]:
     """(line number, value) of every non-blank line; any malformed line fails the whole file."""
-    require_file(path, what)
     rows = []
-    for lineno, raw in enumerate(path.read_bytes().splitlines(), start=1):
+    for lineno, raw in enumerate(_bytes(path, what).splitlines(), start=1):
         line = _decode(raw, path, lineno)
         if not line.strip():
             continue
@@ -99,7 +111,8 @@ def field(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
     if key not in obj:
         raise TaskDataError(f"{where}: field {key!r}: missing")
     value = obj[key]
-    if not isinstance(value, kind):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
         raise TaskDataError(
             f"{where}: field {key!r}: expected {names}, got {type(value).__name__}"
@@ -152,7 +165,11 @@ def initial_skill(root: Path | None, ds: str) -> str:
     if root is not None:
         for path in _beside(root, f"initial_skills/{ds}.txt"):
             if path.is_file():
-                return read_text(path, "initial skill").strip()
+                skill = read_text(path, "initial skill").strip()
+                if not skill:
+                    raise TaskDataError(f"{path}:1: initial skill: empty (only white space); "
+                                        "write the skill, or delete the file")
+                return skill
     bundled = resources.files("replay.data").joinpath("initial_skills", f"{ds}.txt")
     return bundled.read_text(encoding="utf-8").strip()
 

@@ -61,6 +61,11 @@ def round_half_up(value: float) -> int:
 
 
 _int, _float, _flag = int_field, float_field, flag_field
+# Upper bounds of sizes no model or run can use: candidates drafted per round (each is an
+# optimizer call and a screening), a reply's tokens, a prompt's tokens.
+MAX_CANDIDATES = 64
+MAX_OUTPUT_TOKENS = 1_000_000
+MAX_CONTEXT_TOKENS = 100_000_000
 
 
 def _mechanism(name: str) -> Any:
@@ -133,8 +138,8 @@ class Config:
     success_threshold: float | None = _float(None, number(0.0, 1.0, optional=True))  # None: task's
 
     # --- strategies and forms ----------------------------------------------------------------
-    n_candidates_i1: int = _int(1, 1)  # released: 2
-    i3_k: int = _int(3, 1)
+    n_candidates_i1: int = _int(1, 1, MAX_CANDIDATES)  # released: 2
+    i3_k: int = _int(3, 1, MAX_CANDIDATES)
     i3_submit_max: int = _int(2, 1, 2)  # the best draft and the runner-up
     i3_runner_up_slack: float = _float(0.02, UNIT)
     ranking_size: int | None = _int(None, 1)  # None: min(64, max(32, n//12))
@@ -145,12 +150,12 @@ class Config:
     rewrite_slack_chars: int = _int(10_000, 0)
     max_failures_shown: int = _int(12, 1)  # 0 would skip every round
     max_solved_offered: int = _int(10, 0)
-    optimizer_max_tokens: int = _int(16384, 1)
+    optimizer_max_tokens: int = _int(16384, 1, MAX_OUTPUT_TOKENS)
 
     # --- optimizer prompts (docs/design.md, "Optimizer prompts") --------------------------
     # Every optimizer request's input is built to this many (estimated) tokens; the shell
     # lowers it to a local model's context window (replay/prompt_fit.py).
-    prompt_tokens: int = _int(32_000, 1_000)
+    prompt_tokens: int = _int(32_000, 1_000, MAX_CONTEXT_TOKENS)
     feedback_preparation: bool = _flag(True)  # diagnose failures before generation (App. D.4)
     successes_prepared: int = _int(3, 0)  # successful trajectories summarised per preparation
 

@@ -77,3 +77,27 @@ def estimate(spec: MethodSpec, n_train: int, budget: int) -> MethodEstimate:
         return MethodEstimate(target_executions=min(budget, val + steps * per),
                               optimizer_calls=steps, steps=steps)
     raise TypeError(f"no estimate for {type(spec).__name__}")
+
+
+def minimum_budget(spec: MethodSpec, n_train: int) -> int:
+    """The smallest budget with which a baseline makes one step (its estimate has `steps` >= 1;
+    Trace2Skill: one trajectory per seed and the first; Iter-CoT: its first answer). Below it
+    the run would spend its initial validation and stop with nothing learned."""
+    if isinstance(spec, IterCotMethod):
+        return 1
+    if isinstance(spec, Trace2SkillMethod):
+        return 1 + len(spec.seeds)
+    low = 1
+    while low <= 64 * max(1, n_train) and estimate(spec, n_train, low).steps < 1:
+        low = low * 2
+    if estimate(spec, n_train, low).steps < 1:
+        return low  # no budget makes a step (a training set of one sample): refused at any size
+    high = low
+    low = high // 2
+    while low + 1 < high:  # the smallest budget that makes one step
+        middle = (low + high) // 2
+        if estimate(spec, n_train, middle).steps >= 1:
+            high = middle
+        else:
+            low = middle
+    return high

@@ -62,10 +62,12 @@ class CustomTask(SingleTurnTask):
         text = responses[0].text if responses else ""
         try:
             raw = self.scorer.fn(text, item.expected)
-        except Exception as exc:  # the user's function: name the sample rather than crash
+        except (Exception, SystemExit) as exc:  # the user's: name the sample rather than crash
+            what = (f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit)
+                    else f"raised {type(exc).__name__} ({exc})")
             raise TaskDataError(
-                f"scorer {self.scorer.name}: raised {type(exc).__name__} ({exc}) for sample "
-                f"{sample.id}; fix the scorer, then run the same command to resume"
+                f"scorer {self.scorer.name}: {what} for sample {sample.id}; fix the scorer "
+                "(it returns a number in [0, 1]), then run the same command to resume"
             ) from None
         if not isinstance(raw, numbers.Real) or not 0.0 <= float(raw) <= 1.0:
             raise TaskDataError(
