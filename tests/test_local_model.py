@@ -168,7 +168,7 @@ def test_demo_live_ends_with_the_test_score_before_and_after():
     line = demo.learned_line(run.view, run.evaluation)
     assert line.startswith(f"test score on {run.evaluation['n']} test samples: ")
     assert f"{before:.3f} before, {after:.3f} after training" in line and "\n" not in line
-    unchanged = load_run(demo.TRACES / "demo")
+    unchanged = load_run(demo.TRACES / "demo-skillopt")
     assert demo.learned_line(unchanged.view, unchanged.evaluation) == (
         "test score on 48 test samples: 0.021 before and after (no candidate was accepted: the "
         "final skill is the initial one)")
