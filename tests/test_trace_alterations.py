@@ -355,6 +355,7 @@ def test_view_and_compare_mark_each_run_by_its_seal(recorded, plain, tmp_path, c
     shutil.copytree(Path(__file__).resolve().parents[1] / "traces" / "demo", legacy)
     manifest = json.loads((legacy / "manifest.json").read_text(encoding="utf-8"))
     del manifest["seal"]
+    manifest["format"] = 1  # written before seals: a format-2 run without its seal is ALTERED
     (legacy / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     assert main(["compare", str(altered), str(plain), str(legacy), "--table", "runs",
                  "--format", "csv"]) == 0
