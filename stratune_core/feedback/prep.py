@@ -119,10 +119,10 @@ def prepare_feedback(
                                 system=PREPARATION_SYSTEM)
     (reply,) = ask(env, [request])
     notes = parse_preparation(reply)
-    shared = parse_shared_rule(reply)
-    if any(asks_for(shared, c.output) for c in failures if c.sample_id in fitted.shown):
-        shared = ""  # it asks for an output the scorer failed
     shown, blind = fitted.shown, fitted.blind
+    shared = parse_shared_rule(reply)
+    if any(asks_for(shared, c.output) for c in failures if c.sample_id in shown):
+        shared = ""  # it asks for an output the scorer failed
     diagnoses, verified, summaries, withheld = [], [], [], []
     answers: dict[str, str] = {}  # the blind answers the scorer accepted
     for case in successes:

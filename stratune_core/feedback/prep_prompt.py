@@ -229,40 +229,37 @@ _FIELD = re.compile(r"^[ \t>*-]*(wrong|rule|worked|answer)\**[ \t]*:[ \t]*\**[ \
 _SHARED = re.compile(r"<shared\s*>(.*?)(?=</shared\s*>|<sample\b|\Z)", re.S | re.I)
 
 
+def _fields(body: str) -> dict[str, str]:
+    """The labelled lines of one block: the first non-empty value of each label. Notes are one
+    line of at most NOTE_CHARS; the answer is kept whole (a program, a worked solution)."""
+    fields: dict[str, str] = {}
+    labels = list(_FIELD.finditer(body))
+    for i, label in enumerate(labels):
+        end = labels[i + 1].start() if i + 1 < len(labels) else len(body)
+        name = label.group(1).lower()
+        value = body[label.end():end].strip()
+        if name != "answer":
+            value = " ".join(value.split())
+            value = value if len(value) <= NOTE_CHARS else value[: NOTE_CHARS - 1] + "…"
+        if value and name not in fields:
+            fields[name] = value
+    return fields
+
+
 def parse_shared_rule(reply: str) -> str:
     """The rule of the reply's first `<shared>` block that has one ("" if none)."""
-    for match in _SHARED.finditer(reply):
-        labels = list(_FIELD.finditer(match.group(1)))
-        for i, label in enumerate(labels):
-            if label.group(1).lower() != "rule":
-                continue
-            end = labels[i + 1].start() if i + 1 < len(labels) else len(match.group(1))
-            value = " ".join(match.group(1)[label.end():end].split())
-            if value:
-                return value if len(value) <= NOTE_CHARS else value[: NOTE_CHARS - 1] + "…"
-    return ""
+    return next((rule for m in _SHARED.finditer(reply) if (rule := _fields(m.group(1)).get("rule"))),
+                "")
 
 
 def parse_preparation(reply: str) -> Mapping[str, Mapping[str, str]]:
     """{sample id: {field: text}} from the reply; the first block of an id wins, unknown labels
-    and text outside the labelled lines are ignored. Notes are one line of at most NOTE_CHARS;
-    the answer is kept whole (a program, a worked solution) for the scorer."""
+    and text outside the labelled lines are ignored (`_fields`)."""
     found: dict[str, dict[str, str]] = {}
     for match in _BLOCK.finditer(reply):
         sample_id, body = match.group(1), match.group(2)
         if sample_id in found:
             continue
-        fields: dict[str, str] = {}
-        labels = list(_FIELD.finditer(body))
-        for i, label in enumerate(labels):
-            end = labels[i + 1].start() if i + 1 < len(labels) else len(body)
-            name = label.group(1).lower()
-            value = body[label.end():end].strip()
-            if name != "answer":
-                value = " ".join(value.split())
-                value = value if len(value) <= NOTE_CHARS else value[: NOTE_CHARS - 1] + "…"
-            if value and name not in fields:
-                fields[name] = value
-        if fields:
+        if fields := _fields(body):
             found[sample_id] = fields
     return found
