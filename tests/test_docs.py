@@ -22,7 +22,7 @@ from stratune_core.config.layers import config_keys
 from stratune_core.config.mechanisms import MECHANISMS
 from stratune_core.prompts.templates import PROMPT_VERSION
 from tests.support.docs import README, ROOT, block_after, blocks, page, texts
-from tests.support.mechanisms import CLOSING_A, CLOSING_B
+from tests.support.mechanisms import CLOSING
 
 README_TEXT = README.read_text(encoding="utf-8")
 FIRST_SCREEN = 24  # lines a terminal or a repository page shows before scrolling
@@ -111,10 +111,11 @@ def test_the_demo_trace_page_shows_the_runs_table_compare_prints(capsys, monkeyp
 
 
 def test_the_released_profiles_toy_runs_are_the_tests_runs():
-    """docs/profiles.md shows the two toy runs that tests/test_released_run.py makes."""
+    """docs/profiles.md shows the three toy runs that tests/test_released_run.py makes."""
     shown = block_after(page("profiles.md"), "Every mechanism at work", "bash")
     lines = shlex.split(re.sub(r"\\\n\s*", " ", shown), comments=True)
-    for closing, out in ((CLOSING_A, "runs/released-a"), (CLOSING_B, "runs/released-b")):
+    for name, closing in CLOSING.items():
+        out = f"runs/released-{name.lower()}"
         args = [str(Path(a).relative_to(ROOT)) if a.startswith(str(ROOT)) else a
                 for a in closing.args()]
         expected = ["python", "-m", "tests.support.cli", "train", *args, "--out", out]
