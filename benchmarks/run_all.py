@@ -1,5 +1,5 @@
 """`make bench`: run the five reliability and speed benchmarks, batch_cost, grid_throughput,
-method_overlap, sandbox_overhead and the cache lookup benchmark, print one table of figure vs
+method_overlap, sandbox_overhead, cli_startup and the cache lookup benchmark, print one table of figure vs
 target, and leave one JSON per benchmark in benchmarks/results/.
 
 Exit status 0 even when a target is missed: the benchmarks measure, CI's tests decide.
@@ -26,6 +26,7 @@ from benchmarks import (
     batch_cost,
     budget_audit,
     budget_use,
+    cli_startup,
     core_overhead,
     grid_throughput,
     live_overlap,
@@ -92,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.append(core_overhead.report(
         core_overhead.measure(live.details["concurrency_32"], repeats), results_dir(args)))
     for module in (budget_audit, budget_use, prompt_cost, batch_cost, grid_throughput,
-                   method_overlap, sandbox_overhead):
+                   method_overlap, sandbox_overhead, cli_startup):
         results.append(module.main(options))
     if (lookup := _cache_lookup(options, results_dir(args))) is not None:
         results.append(lookup)

@@ -11,29 +11,31 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 from rich.logging import RichHandler
 from rich.markup import escape
 
 from llm_cache import cli as cache_cli
-from replay import controls, evaluate_command, models
+from replay import controls, evaluate_flags
 from replay.arg_types import at_least, directory
 from replay.compare import cli as compare_cli
 from replay.error_lines import error_line
+from replay.extensions import Extensions, using
 from replay.grid import cli as grid_cli
 from replay.hard_timeout import Watchdog
 from replay.help_examples import add_examples
 from replay.input_files import resolved, too_deep
 from replay.redact import scrub
-from replay.serde import TaskSpec
-from replay.stops import parse_duration
 from replay.tasks.registry import TASK_HELP, custom_path, shadowed_folder
 from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
 from stratune_core.records.errors import StraTuneError
 from stratune_core.selection.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
+
+if TYPE_CHECKING:
+    from replay.serde import TaskSpec
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
 EXIT_BAD_INPUT = 2
@@ -123,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--split", default="test", choices=("test", "train"))
     ev.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
     ev.add_argument("--concurrency", type=at_least(1), default=8)
-    evaluate_command.add_flags(ev)
+    evaluate_flags.add_flags(ev)
     ev.set_defaults(func=cmd_evaluate)
     rp = sub.add_parser("replay", help="re-execute a recorded run offline and check its events")
     rp.add_argument("dir")
@@ -175,6 +177,8 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _task_spec(args: argparse.Namespace) -> TaskSpec:
+    from replay.serde import TaskSpec
+
     spec = args.task
     if (note := shadowed_folder(spec)) is not None:
         # on stderr: stdout may be data (`plan --show-config`'s JSON)
@@ -194,6 +198,7 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
     from replay import runner
     from replay.agent_skill import learned_folder
     from replay.show import load_run, renderable, show
+    from replay.stops import parse_duration
     from replay.viewer.rounds import round_table
     from replay.viewer.tables import header
 
@@ -234,6 +239,8 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
     if not (args.target and args.optimizer):
         missing = " and ".join(f for f in ("--target", "--optimizer") if not getattr(args, f[2:]))
         raise StraTuneError(f"plan: {missing} required (only --show-config goes without)")
+    from replay import models
+
     task = models.load_task(options.task, data_dir=options.data_dir)
     config = build_config(options, task)
     if not isinstance(options.method, StraTuneMethod):
@@ -291,11 +298,11 @@ def _stop_on_sigterm() -> None:
 
 
 def main(argv: Sequence[str] | None = None, *,
-         extensions: models.Extensions | None = None) -> int:
+         extensions: Extensions | None = None) -> int:
     """Run one command. `extensions` adds model kinds and tasks for this call (see
     `replay.models`); the test suite injects its scripted models and toy task this way."""
     _tolerant_streams()
-    with models.using(extensions or models.Extensions()):
+    with using(extensions or Extensions()):
         try:
             args = build_parser().parse_args(argv)
         except SystemExit as exc:  # --help, or a usage error already printed in one line

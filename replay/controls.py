@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
-from replay.train_hooks import TrainHooks
 from stratune_core.records.errors import ConfigError, StraTuneError
 
 if TYPE_CHECKING:
     from replay.tracking import MlflowSink, RunTracker
+    from replay.train_hooks import TrainHooks
 
 
 def add_flags(parser: argparse.ArgumentParser, *, where: str = "--out") -> None:
@@ -45,7 +45,7 @@ def for_train(args: argparse.Namespace) -> RunControls:
     from llm_cache.gates import CallGate, CostCap, GateChain
     from replay.stops import StopControl, cache_cost, parse_cost
     from replay.tracking import RunTracker
-    from replay.train_hooks import RoundObserver
+    from replay.train_hooks import RoundObserver, TrainHooks
 
     out = Path(args.out)
     stop = StopControl.for_run(out, timeout=args.timeout)

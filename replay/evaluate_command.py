@@ -15,9 +15,8 @@ from llm_cache.accounting import AccountingRow
 from llm_cache.backends.base import Backend
 from llm_cache.client import CachedLLM
 from llm_cache.records import Role
-from replay import evaluation_dir, models
+from replay import evaluate_flags, evaluation_dir, models
 from replay.agent_skill import is_skill_folder, read_skill_folder
-from replay.arg_types import directory
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
 from replay.serde import TaskSpec
@@ -25,16 +24,7 @@ from replay.trace import RunDir
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.task import Task
 
-INITIAL = "initial"  # --baseline initial: the task's own initial skill
-
-
-def add_flags(ev: argparse.ArgumentParser) -> None:
-    ev.add_argument("--baseline", metavar="initial|FILE",
-                    help="also score this skill (`initial`: the task's initial skill) and show "
-                         "each skill's paired gain, wins and losses against it")
-    ev.add_argument("--out", metavar="DIR", type=directory,
-                    help="keep the scores, the skill texts and the cache in DIR (it then holds "
-                         "the cache); `stratune replay DIR` re-checks them offline")
+INITIAL = evaluate_flags.INITIAL
 
 
 def run(args: argparse.Namespace, task_spec: TaskSpec, cache_dir: str, console: Console) -> int:

@@ -2,67 +2,29 @@
 
 The built-in model specs are those of `llm_cache.spec`; the built-in tasks those of
 `replay.tasks.registry`. A program that embeds the CLI can add model kinds (a spec prefix with
-its backend) and tasks (a name with its loader) through `Extensions`, passed to
+its backend) and tasks (a name with its loader) through `Extensions` (`replay.extensions`), passed to
 `replay.app.main(argv, extensions=...)` or made active around library calls with `using(...)`.
 The test suite injects its scripted models and toy task this way; the package ships none.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
-from types import MappingProxyType
-
-from attrs import field, frozen
 
 from llm_cache.backends import Backend, backend_for
 from llm_cache.records import Role
 from llm_cache.spec import parse_spec
 from replay.agent_skill import WithInitialSkill, read_skill_folder
+from replay.extensions import Extensions, ModelKind, active, using
 from replay.model_access import check_access
 from replay.redact import public_spec
 from replay.serde import TaskSpec
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.task import Task
 
-
-@frozen(kw_only=True)
-class ModelKind:
-    """A model spec family `<prefix>:<body>`: its canonical id (what enters requests and the
-    cache key) and its backend, both from the spec's body."""
-
-    canonical: Callable[[str], str]
-    backend: Callable[[str], Backend]
-
-
-def _frozen_map(value: Mapping[str, object]) -> Mapping[str, object]:
-    return MappingProxyType(dict(value))
-
-
-@frozen(kw_only=True)
-class Extensions:
-    models: Mapping[str, ModelKind] = field(factory=dict, converter=_frozen_map)
-    tasks: Mapping[str, Callable[[TaskSpec], Task]] = field(factory=dict, converter=_frozen_map)
-
-
-_NONE = Extensions()
-_ACTIVE: ContextVar[Extensions | None] = ContextVar("stratune_extensions", default=None)
-
-
-def active() -> Extensions:
-    return _ACTIVE.get() or _NONE
-
-
-@contextmanager
-def using(extensions: Extensions) -> Iterator[Extensions]:
-    """Make `extensions` visible to the functions below for the duration of the block."""
-    token = _ACTIVE.set(extensions)
-    try:
-        yield extensions
-    finally:
-        _ACTIVE.reset(token)
+# the extension door is part of this module's surface (`models.using(...)`), defined apart
+__all__ = ["Extensions", "ModelKind", "active", "backends", "build_backend", "canonical_model",
+           "check_buildable", "load_task", "using"]
 
 
 def _kind(spec: str) -> tuple[ModelKind, str] | None:

@@ -39,6 +39,7 @@ DETAILS = {
                         "rejected_429", "unlimited_429", "ratio_to_hardware_bound"},
     "method_overlap": {"latency_s", "concurrency", "runs"},
     "sandbox_overhead": {"fastest_seconds", "overhead_seconds", "medians_seconds"},
+    "cli_startup": {"samples", "help_seconds", "bare_seconds", "ratio_to_bare"},
 }
 # Benchmarks that print a table of their own instead of a BenchResult; `make bench` leaves them
 # out, each runs alone. cache_lookup is a script whose JSON run_all turns into a row.

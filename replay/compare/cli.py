@@ -9,8 +9,7 @@ from rich.console import Console
 
 
 def register(sub: Any) -> None:
-    from replay.compare.render import FORMATS
-    from replay.compare.tables import NAMES
+    from replay.compare.names import FORMATS, NAMES
 
     p = sub.add_parser("compare", help="the paper's tables from run directories",
                        description="Reads run directories (grid cells or loose runs, found "

@@ -14,10 +14,8 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from replay.compare.model import MISSING, Column, Row, Stat, Table, fmt_cell, fmt_number
+from replay.compare.names import FORMATS
 from replay.viewer.fit import FitColumn, FitTable
-
-FORMATS = ("rich", "markdown", "csv", "latex", "json")
-
 
 _MARKS = {"markdown": ("**{}**", "<u>{}</u>"), "latex": (r"\textbf{{{}}}", r"\underline{{{}}}")}
 

@@ -17,10 +17,8 @@ from replay.compare import (
     tokens,
 )
 from replay.compare.model import Table
+from replay.compare.names import NAMES
 from replay.compare.runs import Run
-
-NAMES = ("main", "methods", "hybrids", "ablations", "fixed_operators", "bandits", "tokens", "cost_by_kind",
-         "sequences", "budget", "runs")
 
 
 def build(runs: Sequence[Run], names: Sequence[str] = NAMES, by: Sequence[str] = ()
