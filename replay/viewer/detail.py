@@ -14,6 +14,7 @@ from replay.viewer.events_log import event_line, outcome_summary, rule_line
 from replay.viewer.model import CandidateView, RoundView, RunView
 from replay.viewer.style import operator_label, short_id, verdict_text
 from stratune_core.evaluation import Outcome
+from stratune_core.records.parts import SkillParts
 from stratune_core.released.events import RuleChecked
 
 
@@ -72,10 +73,39 @@ def candidate_detail(view: RunView, c: CandidateView, *, full_text: bool = False
     parent = view.skills.get(c.parent_id)
     new = view.skills.get(c.candidate_id)
     if parent is not None and new is not None:
-        yield Panel(skill_diff(parent, new), title=f"diff against parent {short_id(c.parent_id)}",
-                    title_align="left")
+        yield from diff_panels(parent, new, f"diff against parent {short_id(c.parent_id)}")
     if full_text and new is not None:
-        yield Panel(Text(new), title="candidate text", title_align="left")
+        yield from text_panels(new, "candidate text")
+
+
+def _by_part(text: str) -> list[tuple[str, str]]:
+    """A skill's parts as (title prefix, text); a one-part skill is one untitled part."""
+    parts = SkillParts.read(text)
+    if not parts.names:
+        return [("", text)]
+    return [(f"part {name} · ", part) for name, part in zip(parts.names, parts.texts, strict=True)]
+
+
+def diff_panels(old: str, new: str, title: str) -> list[Panel]:
+    """The diff of a candidate against its parent, one panel per part of a multi-part skill (the
+    parts the candidate left as they were are named in one line)."""
+    old_parts = dict(_by_part(old))
+    panels, same = [], []
+    for prefix, text in _by_part(new):
+        before = old_parts.get(prefix, "")
+        if prefix and before == text:
+            same.append(prefix.removeprefix("part ").removesuffix(" · "))
+            continue
+        panels.append(Panel(skill_diff(before, text), title=f"{prefix}{title}", title_align="left"))
+    if same:
+        panels.append(Panel(Text(f"unchanged: {', '.join(same)}", style="dim"), title=title,
+                            title_align="left"))
+    return panels
+
+
+def text_panels(text: str, title: str) -> list[Panel]:
+    return [Panel(Text(part), title=f"{prefix}{title}", title_align="left")
+            for prefix, part in _by_part(text)]
 
 
 def round_detail(view: RunView, r: RoundView) -> RenderableType:

@@ -1,6 +1,7 @@
 """From an optimizer's raw candidate to a registered candidate skill, checked before any budget
 is spent: the form (the requested one when only one was requested), the patch applies, F2
-examples are grounded in offered solved samples, F4 keeps the output-format lines. A failed
+examples are grounded in offered solved samples, the parts of a multi-part skill are kept, F4
+keeps the task's answer markup. A failed
 check is recorded as an invalid outcome in the history."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from stratune_core.operators.patches import PatchError, RawCandidate, apply_patc
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
 from stratune_core.records.events import CandidateGenerated, CandidateInvalid, Event, SkillAdded
 from stratune_core.records.history import HistoryEntry
+from stratune_core.records.parts import check_parts_kept
 from stratune_core.records.state import State
 from stratune_core.round.context import Env
 
@@ -78,7 +80,8 @@ def check_candidate(
 ) -> Checked | Refused:
     """The checks of a candidate judged as `form` (`resolve_form`), before any budget is
     spent: it parsed, its form was requested, F4 rewrites and the others edit, the patch
-    applies, F4 keeps the task's answer `markup` and F2 adds only offered example lines."""
+    applies, a skill of several parts keeps them, F4 keeps the task's answer `markup` and F2
+    adds only offered example lines."""
     if raw.patch is None:
         return Refused(reason=Reason.UNPARSEABLE, detail=raw.error or "no patch")
     if form is None or form not in forms:
@@ -95,6 +98,8 @@ def check_candidate(
         )
     except PatchError as exc:
         return Refused(reason=exc.reason, detail=exc.detail)
+    if (changed := check_parts_kept(parent, text)) is not None:
+        return Refused(reason=Reason.PARTS_CHANGED, detail=changed)
     if form is Form.F4 and (missing := check_markup_kept(parent, text, markup)) is not None:
         return Refused(reason=Reason.FORMAT_CHANGED, detail=missing)
     used: frozenset[str] = frozenset()

@@ -35,6 +35,7 @@ from stratune_core.operators.optimizer import ask, optimizer_request
 from stratune_core.records.base import Execution
 from stratune_core.records.enums import Form, Strategy
 from stratune_core.records.events import CandidateGenerated, Event, SkillAdded
+from stratune_core.records.parts import check_parts_kept
 from stratune_core.records.state import State
 from stratune_core.round.context import Env
 
@@ -64,6 +65,8 @@ def hybrid_generation(state: State, env: Env, rng: np.random.Generator) -> Resul
 
     if made.text is None:
         return nothing(made.detail)
+    if (changed := check_parts_kept(state.current_text, made.text)) is not None:
+        return nothing(changed)
     state, cid, is_new = state.with_skill(made.text, parent)
     if not is_new:
         return nothing("the current skill unchanged" if cid == parent

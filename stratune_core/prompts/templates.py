@@ -38,6 +38,7 @@ from stratune_core.prompts.history import (
 )
 from stratune_core.records.enums import Form, Strategy
 from stratune_core.records.history import History
+from stratune_core.records.parts import marker, part_names
 
 # The version of every optimizer prompt's wording and layout, written into each run's manifest.
 # A recorded run's model calls can be replayed only by the prompts that made them: change this
@@ -97,6 +98,19 @@ def markup_rule(markup: Sequence[str]) -> str:
     named = ", ".join(f"`{m}`" for m in markup)
     return (f"Where the skill asks for {named}, keep asking for it: the task's scorer reads the "
             f"answer from that markup. {shape}")
+
+
+def parts_rule(skill_text: str) -> str | None:
+    """For a skill of several parts (`records.parts`), what a revision must keep of them; None
+    for a one-part skill, whose prompts stay as they were."""
+    names = part_names(skill_text)
+    if not names:
+        return None
+    listed = ", ".join(f"`{n}`" for n in names)
+    return (f"The skill has {len(names)} parts ({listed}), each opened by its own "
+            f"`{marker('NAME')}` line and used in a different place: keep every such line as it "
+            "is and where it is, revise the text under it, and put each rule in the part it "
+            "applies to.")
 
 
 def render_refinement(ref: Refinement) -> str:
@@ -235,6 +249,8 @@ def generation_prompt(
         markup_rule(markup),
         "Old and anchor texts must be copied exactly from the skill.",
     ]
+    if (kept := parts_rule(skill_text)) is not None:
+        rules.append(kept)
     if with_examples:
         rules.append(
             "F2 examples must be copied verbatim, one line each, from the solved samples listed "

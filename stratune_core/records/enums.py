@@ -51,6 +51,7 @@ class Reason(enum.Enum):
     INVALID_PATCH = "invalid_patch"
     UNGROUNDED_EXAMPLE = "ungrounded_example"
     FORMAT_CHANGED = "format_changed"
+    PARTS_CHANGED = "parts_changed"  # a multi-part skill's candidate dropped, added or moved a part
     REWRITE_TOO_LONG = "rewrite_too_long"
     UNCHANGED = "unchanged"
     DUPLICATE = "duplicate"

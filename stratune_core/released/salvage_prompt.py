@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from stratune_core.feedback.execution import Feedback
 from stratune_core.prompts.budget import KEEP_FAILURES, Part, fit
 from stratune_core.prompts.feedback import failure_item
-from stratune_core.prompts.templates import markup_rule, patch_format
+from stratune_core.prompts.templates import markup_rule, parts_rule, patch_format
 from stratune_core.records.enums import Form
 from stratune_core.records.history import HistoryEntry
 
@@ -36,6 +36,8 @@ def salvage_prompt(*, skill_text: str, donor_text: str, rescues: Feedback,
                    markup: Sequence[str] = ()) -> str:
     """`rescues`: the current skill's failures on the samples the donor solves; `markup`: the
     answer markup the task's scorer parses."""
+    kept = parts_rule(skill_text)
+    parts_line = "" if kept is None else f"\n- {kept}"
     parts = [
         Part(text=f"## The current skill\n<skill>\n{skill_text}\n</skill>"),
         Part(text="## A donor skill\nAnother skill tried in this run. It solves training "
@@ -49,7 +51,7 @@ def salvage_prompt(*, skill_text: str, donor_text: str, rescues: Feedback,
 Merge into the current skill what makes the donor solve these samples. Write exactly 1 candidate in form {Form.F1.value} only: 1 to {MERGE_EDITS} surgical edits of the current skill, never a rewrite.
 - Carry over only the donor's content that explains these samples; leave out what made it fail elsewhere.
 - {markup_rule(markup)} You may remove duplicated rules.
-- Old and anchor texts must be copied exactly from the current skill."""),
+- Old and anchor texts must be copied exactly from the current skill.{parts_line}"""),
         Part(text=patch_format((Form.F1,), MERGE_EDITS)),
     ]
     return fit(parts, budget).text

@@ -17,6 +17,7 @@ from attrs import field, frozen
 from llm_cache.records import Block, CallKind, Message, Request, Role, TextBlock
 from stratune_core.records.base import Sample, TaskInfo, preset_for
 from stratune_core.records.errors import ConfigError, TaskDataError
+from stratune_core.records.parts import as_used
 
 
 class Placement(enum.Enum):
@@ -46,8 +47,10 @@ def target_request(
 ) -> Request:
     """One TARGET_EXECUTION request with the skill placed as asked.
 
-    `extra_blocks` (a DocVQA page image) follow the text block in the user message.
+    `extra_blocks` (a DocVQA page image) follow the text block in the user message. A skill of
+    several parts goes into its one place whole, its parts in order without their markers.
     """
+    skill = as_used(skill)
     system = skill if placement is Placement.SYSTEM else ""
     if placement is Placement.USER_PREFIX:
         user_text = f"{skill}\n\n{user_text}"
