@@ -12,6 +12,7 @@ carried over to the learned skill unchanged; only the body is replaced.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -213,15 +214,6 @@ def skill_markdown(skill: AgentSkill, text: str) -> str:
     return f"{FENCE}\n{skill.front_matter}{FENCE}\n\n{text.strip()}\n"
 
 
-def write_learned(skill: str | Path | None, out: str | Path) -> Path | None:
-    """At the end of a run from the skill folder `skill`: the run's final skill as a folder of
-    the same shape, OUT/skill/<name>/ (None when the run did not start from a folder)."""
-    if skill is None:
-        return None
-    final = (Path(out) / "final_skill.txt").read_text(encoding="utf-8")
-    return write_skill_folder(read_skill_folder(skill), final, Path(out) / OUT_DIR)
-
-
 def learned_folder(skill: str | Path | None, out: str | Path) -> Path | None:
     """Where `train` wrote the learned folder of a run from the skill folder `skill` (before
     sealing the run, so the seal covers it); None when there is none."""
@@ -231,34 +223,24 @@ def learned_folder(skill: str | Path | None, out: str | Path) -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def check_learned(parent: Path, final_text: str) -> str | None:
-    """`stratune replay`: each learned skill folder under `parent` (OUT/skill/) holds the
-    recomputed final skill as its body; None, or one line naming the first that does not."""
-    if not parent.is_dir():
-        return None
-    for folder in sorted(p for p in parent.iterdir() if p.is_dir() and
-                         not p.name.startswith(".")):
-        try:
-            body = read_skill_folder(folder).body
-        except SkillFolderError as exc:
-            return f"{exc} (the learned skill folder was edited)"
-        if body != final_text.strip():
-            return (f"{folder / SKILL_FILE}: its body differs from the recomputed final skill "
-                    "(the file was edited)")
-    return None
-
-
-def write_skill_folder(skill: AgentSkill, text: str, parent: str | Path) -> Path:
+def write_skill_folder(skill: AgentSkill, text: str, parent: str | Path, *,
+                       front_matter: str | None = None,
+                       files: Mapping[str, str] | None = None) -> Path:
     """`parent/<name>/`: the source folder's other files, copied, and SKILL.md with `text` as
-    its body. Built beside the destination and moved into place, so a reader never sees half
-    a folder; an earlier copy is replaced."""
+    its body (below `front_matter`, the source's when None); `files` (paths inside the folder)
+    replace the copies of those files. Built beside the destination and moved into place, so a
+    reader never sees half a folder; an earlier copy is replaced."""
     destination = Path(parent) / skill.name
     building = Path(parent) / f".{skill.name}.partial"
     shutil.rmtree(building, ignore_errors=True)
     building.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(skill.folder, building, symlinks=True,
                     ignore=lambda _dir, names: [SKILL_FILE] if _dir == str(skill.folder) else [])
+    if front_matter is not None:
+        skill = attrs.evolve(skill, front_matter=front_matter)
     (building / SKILL_FILE).write_text(skill_markdown(skill, text), encoding="utf-8")
+    for name, content in (files or {}).items():
+        (building / name).write_text(content, encoding="utf-8")
     if destination.exists():
         shutil.rmtree(destination)
     building.rename(destination)

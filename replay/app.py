@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from llm_cache import cli as cache_cli
 from replay import controls, evaluate_flags
-from replay.arg_types import at_least, directory
+from replay.arg_types import at_least, directory, part_kinds
 from replay.compare import cli as compare_cli
 from replay.error_lines import error_line
 from replay.extensions import Extensions, using
@@ -86,6 +86,8 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
                    help="an Agent Skills folder (SKILL.md with name and description): its body "
                         "is the initial skill, and the learned skill is written as a folder of "
                         "the same shape in OUT/skill/")
+    p.add_argument("--skill-parts", type=part_kinds, default=(), metavar="KINDS",
+                   help=evaluate_flags.SKILL_PARTS_HELP)
     ab = p.add_argument_group("ablations (paper §4.1)")
     ab.add_argument("--selector", help=selector_usage())
     ab.add_argument("--forms", choices=("all", "F4"))
@@ -188,10 +190,13 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
         # Stored absolute, so `replay` and `view` work from any directory.
         spec = str(resolved(path, "--task"))
     skill = getattr(args, "skill_dir", None)  # evaluate's --skill is the skill it scores
+    if "skill_dir" in args and skill is None and args.skill_parts:
+        raise StraTuneError("--skill-parts: learns parts of an Agent Skills folder; give the "
+                            "folder with --skill DIR")
     if skill is not None:
         skill = str(resolved(Path(skill).expanduser(), "--skill"))
     return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit,
-                    skill=skill)
+                    skill=skill, skill_parts=args.skill_parts if skill is not None else ())
 
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:

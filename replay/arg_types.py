@@ -30,3 +30,17 @@ def directory(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("empty; give a directory (it is created if missing)")
     return text
+
+
+# what an Agent Skills folder may learn beside its body (`--skill-parts`; replay/skill_parts.py)
+SKILL_PART_KINDS = ("description", "references")
+
+
+def part_kinds(text: str) -> tuple[str, ...]:
+    """`--skill-parts description,references`: the kinds in their fixed order."""
+    given = [k.strip() for k in text.split(",") if k.strip()]
+    for kind in given:
+        if kind not in SKILL_PART_KINDS and kind != "body":
+            raise argparse.ArgumentTypeError(
+                f"{kind!r}: choose from {', '.join(SKILL_PART_KINDS)} (the body is always learnt)")
+    return tuple(k for k in SKILL_PART_KINDS if k in given)

@@ -20,6 +20,7 @@ from replay.agent_skill import is_skill_folder, read_skill_folder
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
 from replay.serde import TaskSpec
+from replay.skill_parts import check_kinds, folder_document
 from replay.trace import RunDir
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.task import Task
@@ -29,10 +30,11 @@ INITIAL = evaluate_flags.INITIAL
 
 def run(args: argparse.Namespace, task_spec: TaskSpec, cache_dir: str, console: Console) -> int:
     task = models.load_task(task_spec, data_dir=args.data_dir)
-    skills = [(args.skill, read_skill(Path(args.skill), "--skill"))]
+    kinds = check_kinds(args.skill_parts)
+    skills = [(args.skill, read_skill(Path(args.skill), "--skill", kinds))]
     if args.baseline is not None:
         text = task.info.initial_skill if args.baseline == INITIAL else \
-            read_skill(Path(args.baseline), "--baseline")
+            read_skill(Path(args.baseline), "--baseline", kinds)
         skills.insert(0, (args.baseline, text))
     done = score_skills(task, task_spec, skills, args.target, split=args.split,
                         cache_dir=cache_dir, out=args.out, concurrency=args.concurrency,
@@ -108,10 +110,14 @@ def _score(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, str]], b
     return Scored(record=record, total=total)
 
 
-def read_skill(path: Path, flag: str) -> str:
-    """A skill text file, or an Agent Skills folder (the body of its SKILL.md)."""
+def read_skill(path: Path, flag: str, kinds: Sequence[str] = ()) -> str:
+    """A skill text file, or an Agent Skills folder (the body of its SKILL.md, with the parts
+    `kinds` names beside it)."""
     if is_skill_folder(path):
-        return read_skill_folder(path).body
+        return folder_document(read_skill_folder(path), kinds)
+    if kinds:
+        raise StraTuneError(f"{flag} {path}: --skill-parts reads an Agent Skills folder; a text "
+                            "file holds its parts already")
     if path.is_dir():
         raise StraTuneError(f"{flag} {path}: is a directory without SKILL.md; give the skill's "
                             "text file (e.g. RUN/final_skill.txt) or an Agent Skills folder")

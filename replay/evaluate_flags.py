@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import argparse
 
-from replay.arg_types import directory
+from replay.arg_types import directory, part_kinds
 
+SKILL_PARTS_HELP = ("with an Agent Skills folder: what it learns (or scores) beside the body, "
+                    "comma-separated: description, references (its Markdown files)")
 INITIAL = "initial"  # --baseline initial: the task's own initial skill
 
 
@@ -17,3 +19,5 @@ def add_flags(ev: argparse.ArgumentParser) -> None:
     ev.add_argument("--out", metavar="DIR", type=directory,
                     help="keep the scores, the skill texts and the cache in DIR (it then holds "
                          "the cache); `stratune replay DIR` re-checks them offline")
+    ev.add_argument("--skill-parts", type=part_kinds, default=(), metavar="KINDS",
+                    help=SKILL_PARTS_HELP)

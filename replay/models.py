@@ -19,6 +19,7 @@ from replay.extensions import Extensions, ModelKind, active, using
 from replay.model_access import check_access
 from replay.redact import public_spec
 from replay.serde import TaskSpec
+from replay.skill_parts import folder_document
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.task import Task
 
@@ -80,7 +81,8 @@ def backends(target: str, optimizer: str) -> dict[Role, Backend]:
 def load_task(spec: TaskSpec, *, data_dir: str | None = None) -> Task:
     """The task `spec` names; with `spec.skill`, the skill folder's body as its initial skill
     (the folder is checked first, so a bad one is refused before any data is read)."""
-    skill = None if spec.skill is None else read_skill_folder(spec.skill).body
+    skill = None if spec.skill is None else folder_document(read_skill_folder(spec.skill),
+                                                             spec.skill_parts)
     loader = active().tasks.get(spec.spec)
     if loader is not None:
         task = loader(spec)

@@ -21,7 +21,6 @@ from llm_cache.reader import CacheReader
 from llm_cache.records import CallKind, Role
 from llm_cache.store import CacheNotFound
 from replay import evaluation_dir, models, seal, verify
-from replay.agent_skill import write_learned
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
 from replay.method_options import check_budget, fit_method
@@ -31,6 +30,7 @@ from replay.progress import TrainProgress
 from replay.prompt_fit import fit_to_context
 from replay.redact import public_spec, scrub
 from replay.serde import Manifest, check_prompt_version
+from replay.skill_parts import write_learned
 from replay.trace import SCORES, RunDir, TraceWriter
 from replay.train_hooks import TrainHooks
 from replay.verify import EXIT_FAILED, EXIT_OK, Labelled
@@ -196,7 +196,8 @@ class _Session:
             raise
         writer.finish()
         assert final is not None
-        write_learned(self.manifest.task.skill, self.run_dir.path)  # before it is sealed
+        spec = self.manifest.task
+        write_learned(spec.skill, spec.skill_parts, self.run_dir.path)  # before it is sealed
         unchanged = previous is not None and previous.finished and not writer.diverged
         self._save_usage(llm, unchanged)
         if not unchanged:  # else the recorded manifest already describes exactly this run

@@ -52,7 +52,8 @@ def trace_converter() -> cattrs.Converter:
     spec without a skill folder is written without the key, as before the key existed."""
     converter = make_converter(tagged_unions=(Event, MethodSpec))
     converter.register_unstructure_hook(TaskSpec, make_dict_unstructure_fn(
-        TaskSpec, converter, skill=override(omit_if_default=True)))
+        TaskSpec, converter, skill=override(omit_if_default=True),
+        skill_parts=override(omit_if_default=True)))
     # StraTune's own generation is written without the key, as before the hybrids existed
     converter.register_unstructure_hook(StraTuneMethod, make_dict_unstructure_fn(
         StraTuneMethod, converter, generator=override(omit_if_default=True)))
@@ -149,6 +150,8 @@ class TaskSpec:
     limit: int | None = None
     # An Agent Skills folder whose SKILL.md body replaces the task's initial skill (`--skill`)
     skill: str | None = None
+    # what of that folder is learnt beside the body (`--skill-parts`: description, references)
+    skill_parts: tuple[str, ...] = field(default=(), converter=tuple)
 
 
 @frozen(kw_only=True)

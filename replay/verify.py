@@ -30,7 +30,6 @@ from llm_cache.records import CallKind, Request, Response
 from llm_cache.store import CacheNotFound
 from replay import models, seal
 from replay.agent_skill import OUT_DIR as SKILL_OUT
-from replay.agent_skill import check_learned
 from replay.evaluate import score_skill
 from replay.file_checks import (
     added_blobs,
@@ -44,6 +43,7 @@ from replay.file_checks import (
 from replay.package_drift import drift_notes
 from replay.redact import scrub
 from replay.serde import TraceError, check_prompt_version, digest_of, event_to_line
+from replay.skill_parts import check_learned
 from replay.trace import RunDir
 from stratune_core.config.knobs import Config
 from stratune_core.methods.registry import iterate_method
@@ -138,7 +138,8 @@ def replay(path: str, console: Console) -> int:
             assert final is not None
             problem = (added_blobs(run_dir, added)
                        or final_skill(run_dir, manifest, *final)
-                       or check_learned(run_dir.path / SKILL_OUT, final[1])
+                       or check_learned(run_dir.path / SKILL_OUT, final[1],
+                                        manifest.task.skill_parts)
                        or _evaluation(run_dir, task, llm, manifest.config, final[0]))
             problem = problem or usage(run_dir, llm.accounting())
         except LLMError as exc:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from replay import models
@@ -17,6 +18,7 @@ from replay.api.data_task import DataTask, Row, ScorerArg
 from replay.method_options import method_from_args
 from replay.options import RunOptions, parse_budget
 from replay.serde import TaskSpec
+from replay.skill_parts import check_kinds, folder_document
 from replay.tasks.registry import custom_path
 from stratune_core.methods.spec import MethodSpec, generator_names, method_names
 from stratune_core.records.errors import ConfigError, StraTuneError
@@ -38,13 +40,17 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
             initial_skill: str | None, budget: str | int | None, seed: int, profile: str,
             config: Mapping[str, Any] | str | Path | None, placement: str,
             limit: int | None, data_dir: str | None, method: str = "stratune",
-            generator: str | None = None) -> Prepared:
+            generator: str | None = None, skill_parts: Sequence[str] = ()) -> Prepared:
     _check_arguments(target=target, optimizer=optimizer, out=out, budget=budget, seed=seed,
                      profile=profile, placement=placement, limit=limit, data_dir=data_dir,
                      skill=skill)
     skill_dir = None if skill is None else str(Path(skill).expanduser().resolve())
-    if skill_dir is not None:
-        read_skill_folder(skill_dir)  # refused here, before anything is written
+    kinds = check_kinds(tuple(skill_parts), "skill_parts")
+    if kinds and skill_dir is None:
+        raise StraTuneError("skill_parts: learns parts of an Agent Skills folder; pass the "
+                            "folder as skill=")
+    if skill_dir is not None:  # refused here, before anything is written
+        folder_document(read_skill_folder(skill_dir), kinds)
     data = _data_task(task, scorer, test, initial_skill)
     active = models.active()
     tasks = dict(active.tasks)
@@ -54,6 +60,7 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
         tasks[spec.spec] = data.load
     else:
         spec = _task_spec(task, scorer, placement, limit, skill_dir)
+    spec = attrs.evolve(spec, skill_parts=kinds)
     overrides: dict[str, Any] = {}
     config_file = None
     if isinstance(config, Mapping):

@@ -76,14 +76,16 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
              limit: int | None = None, data_dir: str | None = None, concurrency: int = 8,
              test_eval: bool = False, max_cost: float | str | None = None,
              timeout: float | str | None = None, progress: bool | None = None,
-             method: str = "stratune", generator: str | None = None) -> OptimizeResult:
+             method: str = "stratune", generator: str | None = None,
+             skill_parts: Sequence[str] = ()) -> OptimizeResult:
     """Learn a skill (`stratune train`): `out` is the run directory; call again with the same
     arguments to resume an interrupted run or to read back a finished one.
 
     task: a task name or path as `--task` takes it, a `DataTask`, or Python rows (dicts or
     (input, expected) pairs) with `scorer` (a built-in name or a function (answer, expected)
     -> [0, 1]), optional `test` rows and `initial_skill`. skill: an Agent Skills folder, whose
-    SKILL.md body is the initial skill; the learned one is written as OUT/skill/<name>/.
+    SKILL.md body is the initial skill; the learned one is written as OUT/skill/<name>/;
+    skill_parts ("description", "references") learns those beside the body, as `--skill-parts`.
     config: Config fields ({"selector": "fixed:I1"}) or a JSON file of them. max_cost (USD)
     and timeout ("30m") stop the run as `--max-cost` and `--timeout` do, and so does a file
     OUT/STOP: `RunStopped` is raised and the same call resumes. method: a baseline
@@ -94,7 +96,8 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
         prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
                            test=test, skill=skill, initial_skill=initial_skill, budget=budget,
                            seed=seed, profile=profile, config=config, placement=placement,
-                           limit=limit, data_dir=data_dir, method=method, generator=generator)
+                           limit=limit, data_dir=data_dir, method=method, generator=generator,
+                           skill_parts=skill_parts)
     path = Path(out).expanduser()
     recorder = _Recorder(prepared)
     return _train(prepared, path, console_for(progress), recorder, concurrency=concurrency,
@@ -108,7 +111,7 @@ def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
             config: Mapping[str, Any] | str | Path | None = None, placement: str = "system",
             limit: int | None = None, data_dir: str | None = None, concurrency: int = 8,
             test_eval: bool = False, method: str = "stratune",
-            generator: str | None = None) -> Iterator[Update]:
+            generator: str | None = None, skill_parts: Sequence[str] = ()) -> Iterator[Update]:
     """`optimize`, one `Update` per round (for a notebook's own display); the last update
     holds the result. Leaving the loop early stops the run after the round in progress, as a
     stop control does: the same call resumes it."""
@@ -117,7 +120,8 @@ def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
         prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
                            test=test, skill=skill, initial_skill=initial_skill, budget=budget,
                            seed=seed, profile=profile, config=config, placement=placement,
-                           limit=limit, data_dir=data_dir, method=method, generator=generator)
+                           limit=limit, data_dir=data_dir, method=method, generator=generator,
+                           skill_parts=skill_parts)
     path = Path(out).expanduser()
     rounds: queue.Queue[Any] = queue.Queue()
     recorder = _Recorder(prepared, rounds)

@@ -22,6 +22,7 @@ from attrs import frozen
 
 from llm_cache.records import Message, Request, Response, Role, Usage
 from stratune_core.records.base import Sample, Score, TaskInfo
+from stratune_core.records.parts import as_used
 
 INITIAL_SKILL = "Answer with the word.\nReturn the final answer inside <answer>...</answer> tags."
 
@@ -115,7 +116,7 @@ class ToyTask:
 
     def requests(self, skill: str, sample: Sample, model: str) -> tuple[Request, ...]:
         p = sample.payload
-        return (Request(role=Role.TARGET, model=model, system=skill,
+        return (Request(role=Role.TARGET, model=model, system=as_used(skill),
                         messages=(Message.user(f"Word: {p['word']} [{p['marker']}]"),), max_tokens=64),)
 
     def score(self, sample: Sample, responses: tuple[Response, ...]) -> Score:
