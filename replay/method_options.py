@@ -71,8 +71,9 @@ def method_from_args(args: argparse.Namespace) -> MethodSpec:
 
 
 # Config fields every method takes from a --config file, a grid or the Python API's `config`:
-# the shared budget and seed (`max_rounds` where EXTRA_OPTIONS gives the method --max-rounds).
-SHARED_SETTINGS = frozenset({"budget", "budget_multiplier", "seed"})
+# the shared budget and seed, and the cap on each optimizer reply, which every method's optimizer
+# calls carry (`max_rounds` where EXTRA_OPTIONS gives the method --max-rounds).
+SHARED_SETTINGS = frozenset({"budget", "budget_multiplier", "seed", "optimizer_max_tokens"})
 
 
 def settings_of(spec: MethodSpec) -> frozenset[str] | None:
