@@ -36,7 +36,7 @@ def estimate(spec: MethodSpec, n_train: int, budget: int) -> MethodEstimate:
         val = min(max(1, round(spec.validation_frac * n_train)), max(0, n_train - 1))
         steps = max(0, (budget - val) // (spec.minibatch + val)) if val else 0
         return MethodEstimate(target_executions=min(budget, val + steps * (spec.minibatch + val)),
-                              optimizer_calls=steps * (spec.minibatch + 1), steps=steps)
+                              optimizer_calls=steps * (2 * spec.minibatch + 1), steps=steps)
     if isinstance(spec, IterCotMethod):
         first = min(n_train, budget)
         wrong, revisions, turns = first / 2, 0.0, 0
