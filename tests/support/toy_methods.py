@@ -212,7 +212,7 @@ def method_target(request: Request) -> Response:
     word, marker = word_line.groups()
     right = f"<answer>{expected_answer(word, marker)}</answer>"
     first = toy_target(attrs.evolve(request, messages=request.messages[:1]))
-    revisions = sum(t == prompts.REVISE for t in turns)
+    revisions = sum(t in (prompts.REVISE, prompts.REVISE_AGAIN) for t in turns)
     h = _h(word)
     if turns[-1] == prompts.SUMMARY:
         last = request.messages[-2].text()
