@@ -62,10 +62,11 @@ def estimate(spec: MethodSpec, n_train: int, budget: int) -> MethodEstimate:
         batch = min(spec.batch, fit)
         planned = spec.epochs * math.ceil(fit / max(1, batch))
         steps = min(planned, max(0, (budget - val) // (batch + val))) if batch else 0
+        # epoch ends from the second epoch: two rollouts, no validation (taken as written)
         slow = min(spec.epochs - 1, max(0, (budget - val - steps * (batch + val))
-                                        // (2 * spec.slow_update_samples + val)))
-        target = val + steps * (batch + val) + slow * (2 * spec.slow_update_samples + val)
-        per_step = math.ceil(batch / spec.minibatch) + 2  # analysts + merges
+                                        // (2 * spec.slow_update_samples)))
+        target = val + steps * (batch + val) + slow * 2 * spec.slow_update_samples
+        per_step = math.ceil(batch / spec.minibatch) + 3  # analysts, two merges, the final one
         return MethodEstimate(target_executions=min(budget, target),
                               optimizer_calls=steps * per_step + 2 * slow, steps=steps)
     if isinstance(spec, GepaMethod):

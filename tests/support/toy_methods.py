@@ -55,9 +55,11 @@ class MethodOptimizer:
             text = self._merge(prompt)
         elif system == trace2skill_prompts.WRITE_SYSTEM:
             text = self._write(prompt)
-        elif system in (skillopt_prompts.ANALYST_SYSTEM, skillopt_prompts.SLOW_SYSTEM):
+        elif system == skillopt_prompts.ANALYST_SYSTEM:
             text = self._propose(prompt)
-        elif system == skillopt_prompts.MERGE_SYSTEM:
+        elif system == skillopt_prompts.SLOW_SYSTEM:
+            text = self._slow(prompt)
+        elif system in (skillopt_prompts.MERGE_SYSTEM, skillopt_prompts.FINAL_MERGE_SYSTEM):
             text = self._merge_proposals(prompt)
         elif system == gepa_prompts.REFLECTION_SYSTEM:
             text = self._reflect(prompt)
@@ -145,8 +147,15 @@ class MethodOptimizer:
         m = found[_h(prompt) % len(found)]  # one rule a call: learning takes several epochs
         return _proposal(0.9, RULES[m])
 
+    def _slow(self, prompt: str) -> str:
+        """SkillOpt's slow update: guidance naming the rule of each marker still failing."""
+        shown = prompt.split("The two skills on the same tasks:", 1)[-1]
+        rules = [RULES[m] for m in _markers(shown)]
+        tag = skillopt_prompts.SLOW_TAG
+        return f"<{tag}>\n" + ("\n".join(rules) or KEEP_TAGS) + f"\n</{tag}>"
+
     def _merge_proposals(self, prompt: str) -> str:
-        listed = prompt.split("Edit proposals:", 1)[-1].split("Merge them", 1)[0]
+        listed = prompt.split("</skill>", 1)[-1]
         seen = list(dict.fromkeys(re.findall(r"<new>(.*?)</new>", listed, re.S)))
         if self.mixed and _h(prompt) % 4 == 0 and seen:
             marker = next((m for m, r in RULES.items() if r in seen), "U")
