@@ -32,17 +32,21 @@ SYS_IOPRIO_GET = 252  # x86_64, as the probes' other raw calls
 IOPRIO_WHO_PROCESS = 1
 
 HOST_PROCESSES = r'''
-import ctypes, os, resource
+import ctypes, fcntl, os, resource, signal
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 NICE, IDLE, BATCH = 19, 3 << 13, 3
 
 
+refused = 0  # counted, not printed: the caller keeps only the last 2000 characters
+
+
 def attempt(what, call):
+    global refused
     try:
         result = call()
-    except OSError as exc:
-        print("BLOCKED", what, exc.errno)
+    except OSError:
+        refused += 1
         return False
     print("ESCAPED", what, result)
     return True
@@ -58,11 +62,15 @@ def raw(nr, *args):
 
 
 def exists(what, call):
+    """A pid's existence leaks when the answer is anything but "no such process"."""
+    global refused
     try:
         call()
         print("LEAK", what, "exists")
     except OSError as exc:
-        print("LEAK" if exc.errno == 1 else "BLOCKED", what, exc.errno)
+        if exc.errno != 3:
+            print("LEAK", what, exc.errno)
+        refused += 1
 
 
 targets = list(TARGETS) + ([os.getppid()] if TIER == "landlock" else [])
@@ -92,6 +100,15 @@ for pid in targets:
     # the pid alone, as 64 bits with a stray high bit (the kernel reads 32)
     attempt(f"sched_getscheduler-high-bits {pid}", raw(145, (1 << 32) | pid))
     exists(f"kill-0 {pid}", lambda: os.kill(pid, 0))
+    exists(f"kill-cont {pid}", lambda: os.kill(pid, signal.SIGCONT))
+    exists(f"killpg-0 {pid}", lambda: os.killpg(pid, 0))  # each sleeper leads its group
+    exists(f"tkill-0 {pid}", raw(200, pid, 0))
+    exists(f"tgkill-0 {pid}", raw(234, pid, pid, 0))
+    info = (ctypes.c_int * 32)(0, 0, -1)  # si_code SI_QUEUE: the kernel then looks the pid up
+    exists(f"rt_sigqueueinfo {pid}", raw(129, pid, 0, info))
+    exists(f"rt_tgsigqueueinfo {pid}", raw(297, pid, pid, 0, info))
+    with open(".owner", "w") as owner:
+        exists(f"f_setown {pid}", lambda: fcntl.fcntl(owner, fcntl.F_SETOWN, pid))
 
 
 def inside(what, call):
@@ -118,6 +135,15 @@ for pid in range(1, PID_MAX):
     except OSError:
         pass
 print("SEEN", seen)
+answered = 0  # kill(pid, 0) over the low pids and those around the targets
+for pid in sorted({*range(1, 2000), *(t + d for t in targets for d in range(-50, 50))}):
+    try:
+        os.kill(pid, 0)
+        answered += 1
+    except OSError as exc:
+        answered += exc.errno != 3  # ESRCH: nothing there
+print("KILLSEEN", answered)
+print("REFUSED", refused)
 # the program's own process stays fully usable
 os.setpriority(os.PRIO_PROCESS, 0, NICE)
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -238,6 +264,9 @@ def probe_host_processes(tier: Tier, limits: Limits) -> Outcome:
         changed.append("the program did not finish its scan")
     elif int(seen[0].split()[1]) > 4:
         changed.append(f"{seen[0]} host pids found by sched_getscheduler")
+    killed = [line for line in result.stdout.splitlines() if line.startswith("KILLSEEN")]
+    if killed and int(killed[0].split()[1]) > 4:
+        changed.append(f"{killed[0]} host pids found by kill(pid, 0)")
     return verdict(result, changed)
 
 
