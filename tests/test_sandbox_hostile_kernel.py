@@ -10,6 +10,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -116,6 +117,32 @@ def test_honest_subprocess_runs_from_a_threaded_caller(tmp_path: Path, tier_name
     assert score.value == 1.0, score
 
 
+LATE_SUBPROCESS = "import time\ntime.sleep(1.5)\n" + SUBPROCESS
+
+
+def test_threads_the_caller_starts_during_a_run_never_fail_its_subprocess(
+    tier_name: TierName,
+) -> None:
+    """64 threads started by the caller after the run began (past any slack counted at its
+    start) leave the program's process share intact: its subprocess still runs."""
+    tier = tier_or_skip(tier_name)
+    stop = threading.Event()
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(run_python, LATE_SUBPROCESS, limits=FAST, tier=tier,
+                              output_name="out.txt")
+        time.sleep(0.5)
+        late = [threading.Thread(target=stop.wait) for _ in range(64)]
+        for thread in late:
+            thread.start()
+        try:
+            result = pending.result()
+        finally:
+            stop.set()
+            for thread in late:
+                thread.join()
+    assert result.output("out.txt") == b"42\n", result
+
+
 def test_probe_files_are_left_as_they_were(tmp_path: Path, tier_name: TierName) -> None:
     """The metadata probe itself: files it only called on keep their mode (a broken sandbox
     would have made this copy setuid)."""
@@ -153,3 +180,36 @@ def test_where_mounts_are_refused_the_watch_bounds_the_work_directory(
     outcome = probes.probe_disk(tier_or_skip(tier_name), FAST, list)
     assert outcome.verdict in ("blocked", "contained"), outcome
     assert not outcome.result.ok or "BLOCKED write" in outcome.result.stdout, outcome
+
+
+UNLINKED = '''
+import mmap, os, time
+chunk, held, keep = b"x" * (1 << 20), 0, []
+for k in range(FILES):
+    fd = os.open(f"held{k}", os.O_CREAT | os.O_RDWR, 0o600)
+    for _ in range(3):
+        os.write(fd, chunk)
+    os.unlink(f"held{k}")  # gone from the directory, its blocks still taken
+    if MAPPED:  # then only a mapping holds it
+        keep.append(mmap.mmap(fd, 0))
+        os.close(fd)
+    else:
+        keep.append(fd)
+    held += 3
+print("HELD", held, flush=True)
+time.sleep(5)
+open(OUTPUT_PATH, "w").write(str(held))
+'''
+
+
+@pytest.mark.parametrize("mapped", [False, True], ids=["open", "mapped"])
+def test_files_unlinked_while_open_still_count_against_the_work_directory(
+    tier_name: TierName, mapped: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty 3 MiB files, each unlinked while held open (or mapped after closing it), hold
+    60 MiB past a 32 MiB work directory: the watch stops the run and it scores nothing."""
+    monkeypatch.setattr(workspace, "_can_mount", [False])
+    code = f"FILES = 20\nMAPPED = {mapped}\n{UNLINKED}"
+    result = run_python(code, limits=FAST, tier=tier_or_skip(tier_name), output_name="out.txt")
+    assert not result.ok and "work directory grew past 32 MiB" in result.limit, result
+    assert result.output("out.txt") is None, result
