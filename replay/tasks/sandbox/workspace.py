@@ -18,6 +18,7 @@ import errno
 import functools
 import os
 import stat
+import time
 from pathlib import Path
 
 from replay.tasks.sandbox.layout import RunDir
@@ -84,6 +85,29 @@ def full(work: Path) -> str:
     return ""
 
 
+_LOOKS = 20  # a process is unreadable for a moment while it exits; not for 20 looks
+
+
+def _open_files(pid: int) -> tuple[list[str], list[str]]:
+    """A process's fd numbers and memory map lines; PermissionError when it stays closed."""
+    for look in range(_LOOKS):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            with open(f"/proc/{pid}/maps") as fh:
+                return fds, fh.read().splitlines()
+        except PermissionError:
+            # a process past its exit has let go of its memory and files, and its /proc
+            # entry is root's from then on
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat_line = fh.read()
+            if stat_line[stat_line.rindex(b")") + 2:][:1] in (b"Z", b"X"):
+                return [], []
+            if look == _LOOKS - 1:
+                raise
+            time.sleep(0.005)
+    raise AssertionError("unreachable")
+
+
 def held_unlinked(root: int, work: Path, file_bytes: int) -> tuple[int, str]:
     """(bytes, problem): what the processes below `root` hold on the work directory's file
     system in files they unlinked while open or mapped (the directory walk no longer sees
@@ -96,9 +120,7 @@ def held_unlinked(root: int, work: Path, file_bytes: int) -> tuple[int, str]:
     total = 0
     for pid in run_members(root, scan()):
         try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-            with open(f"/proc/{pid}/maps") as fh:
-                maps = fh.read().splitlines()
+            fds, maps = _open_files(pid)
         except PermissionError:  # the filter keeps programs dumpable: this is not one of them
             return total, f"cannot see the open files of process {pid}"
         except OSError:
