@@ -107,6 +107,8 @@ for pid in targets:
     info = (ctypes.c_int * 32)(0, 0, -1)  # si_code SI_QUEUE: the kernel then looks the pid up
     exists(f"rt_sigqueueinfo {pid}", raw(129, pid, 0, info))
     exists(f"rt_tgsigqueueinfo {pid}", raw(297, pid, pid, 0, info))
+    header, caps = (ctypes.c_uint32 * 2)(0x20080522, pid), (ctypes.c_uint32 * 6)()
+    exists(f"capget {pid}", raw(125, header, caps))
     with open(".owner", "w") as owner:
         exists(f"f_setown {pid}", lambda: fcntl.fcntl(owner, fcntl.F_SETOWN, pid))
 
@@ -243,9 +245,13 @@ def process_state(pid: int) -> tuple[object, ...]:
 
 
 def probe_host_processes(tier: Tier, limits: Limits) -> Outcome:
-    """Sleepers of the program's uid, and the caller itself, must keep their limits,
-    priorities, CPUs and policy; no host pid may be read from or enumerated beyond the run's
-    own few. `kill(pid, 0)` telling a pid exists is a LEAK line, not an escape."""
+    """20 calls that name a process (prlimit, set/getpriority, sched_* and sched_*attr,
+    ioprio_set/get, migrate_pages, getpgid, getsid, pidfd_open, a pid with a stray high bit)
+    and 9 that tell whether it exists (kill with 0 and SIGCONT, killpg, tkill, tgkill,
+    rt_sigqueueinfo, rt_tgsigqueueinfo, capget, F_SETOWN) on 2 sleepers of the program's uid, the
+    caller and (Landlock) the supervisor; whole-uid priorities; sched_getscheduler over every
+    pid and kill(pid, 0) over 2,000. Escaped when a target changed or more than the run's own
+    few pids answer; a pid shown to exist is a LEAK line."""
     with sleepers(program_uid(tier)) as pids:
         if os.geteuid() == 0:  # a value the program's NICE would change
             for pid in pids:

@@ -71,6 +71,11 @@ os.kill(sleeper.pid, 0)
 os.killpg(sleeper.pid, 0)
 os.kill(0, 0)
 signal.pthread_kill(threading.main_thread().ident, 0)
+hdr, data = (ctypes.c_uint32 * 2)(0x20080522, sleeper.pid), (ctypes.c_uint32 * 6)()
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.capget(hdr, data) == 0, ctypes.get_errno()  # its child's capabilities
+hdr[1] = 0
+assert libc.capget(hdr, data) == 0, ctypes.get_errno()  # its own
 sleeper.terminate()
 killed = sleeper.wait() == -signal.SIGTERM
 open(OUTPUT_PATH, "w").write(f"{cpus > 0} {callback(21)} {out.decode().strip()} {killed}")

@@ -7,6 +7,10 @@ cannot be decided by a BPF filter, which sees only numbers:
   (and any signal) still answers "not permitted" for a pid that exists and "no such process"
   for one that does not. The supervisor lets a signal call through only when its target is a
   process, thread or process group of the run; any other pid gets ESRCH, as if it did not exist.
+* `capget`. Its pid sits in a header behind a pointer, out of the filter's sight, and it
+  answers for any pid. The supervisor reads the header from the caller's memory and answers
+  itself (from /proc/PID/status), for the run's own processes only; letting the call through
+  after the check would let another thread of the caller swap the pid in between.
 * Process counts. RLIMIT_NPROC counts every task of the uid, the caller's threads included,
   so a limit fixed at the start is either loose or breaks when the caller starts threads. Before
   each clone/fork the supervisor sets the caller's soft limit to the uid's tasks outside the
@@ -22,6 +26,7 @@ import errno
 import fcntl
 import os
 import resource
+import struct
 
 SECCOMP_SET_MODE_FILTER = 1
 SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3
@@ -139,6 +144,42 @@ def _int32(value: int) -> int:
     return value - (1 << 32) if value & 0x80000000 else value
 
 
+CAP_VERSIONS = {0x19980330: 1, 0x20071026: 2, 0x20080522: 2}  # version -> u32 words per set
+CAP_PREFERRED = 0x20080522
+
+
+def _caps(pid: int) -> tuple[int, int, int]:
+    fields = _status(pid)
+    return tuple(int(fields[k], 16) for k in ("CapEff", "CapPrm", "CapInh"))  # type: ignore[return-value]
+
+
+def answer_capget(tid: int, header: int, data: int, me: int) -> int:
+    """capget for the calling thread `tid`, as the kernel would answer it; the errno (0: done)."""
+    try:
+        with open(f"/proc/{tid}/mem", "r+b", buffering=0) as mem:
+            mem.seek(header)
+            version, pid = struct.unpack("Ii", mem.read(8))
+            if version not in CAP_VERSIONS:  # the kernel tells the caller its own version
+                mem.seek(header)
+                mem.write(struct.pack("I", CAP_PREFERRED))
+                return 0 if data == 0 else errno.EINVAL
+            if pid < 0:
+                return errno.EINVAL
+            if pid != 0 and not signal_allowed(pid, me):  # the same test: a run process
+                return errno.ESRCH
+            words = CAP_VERSIONS[version]
+            sets = _caps(pid or tid)
+            out = b"".join(struct.pack("III", *((v >> (32 * w)) & 0xFFFFFFFF for v in sets))
+                           for w in range(words))
+            if data == 0:
+                return errno.EFAULT
+            mem.seek(data)
+            mem.write(out)
+            return 0
+    except (OSError, KeyError, ValueError, struct.error):
+        return errno.EPERM
+
+
 class Listener:
     """Answers one run's notifications; `kinds` maps syscall numbers to 'signal' or 'clone'."""
 
@@ -155,6 +196,10 @@ class Listener:
             return  # the caller died before we looked
         allowed = True
         kind = self.kinds.get(notif.data.nr)
+        if kind == "capget":
+            code = answer_capget(notif.pid, notif.data.args[0], notif.data.args[1], self.me)
+            self._send(Resp(id=notif.id, val=0 if code == 0 else -1, error=-code, flags=0))
+            return
         if kind == "signal":
             allowed = signal_allowed(_int32(notif.data.args[0]), self.me)
         elif kind == "clone" and self.share is not None:  # None: a cgroup counts the run
@@ -164,7 +209,9 @@ class Listener:
             with contextlib.suppress(OSError):
                 hard = resource.prlimit(notif.pid, resource.RLIMIT_NPROC)[1]
                 resource.prlimit(notif.pid, resource.RLIMIT_NPROC, (min(limit, hard), hard))
-        resp = Resp(id=notif.id, val=0, error=0 if allowed else -errno.ESRCH,
-                    flags=SECCOMP_USER_NOTIF_FLAG_CONTINUE if allowed else 0)
+        self._send(Resp(id=notif.id, val=0, error=0 if allowed else -errno.ESRCH,
+                        flags=SECCOMP_USER_NOTIF_FLAG_CONTINUE if allowed else 0))
+
+    def _send(self, resp: Resp) -> None:
         with contextlib.suppress(OSError):  # the caller died or was interrupted meanwhile
             fcntl.ioctl(self.fd, NOTIF_SEND, resp)

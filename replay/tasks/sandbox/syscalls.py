@@ -114,7 +114,7 @@ def rules(*, landlock: bool) -> tuple[Rule, ...]:
                     Rule(name, errno.EPERM, INT_BITS, 0, value=every)]
         out.append(Rule("pidfd_open", errno.ENOSYS))
         out.append(Rule("kill", 0, arg=0, nonzero=True, notify=True))
-        out += [Rule(name, 0, notify=True) for name in (*_SIGNALS, *_NEW_TASKS)]
+        out += [Rule(name, 0, notify=True) for name in (*_SIGNALS, *_NEW_TASKS, "capget")]
         out.append(Rule("clone", 0, sum(CLONE_NAMESPACES), value=0, notify=True))
         # the soft process limit the supervisor sets must stay where it put it
         out += [Rule("setrlimit", errno.EPERM, INT_BITS, 0, value=RLIMIT_NPROC),
@@ -139,7 +139,8 @@ def as_config(found: tuple[Rule, ...]) -> list[list[int | str]]:
 
 
 NOTIFIED_KINDS = (("kill", "signal"), *((n, "signal") for n in _SIGNALS),
-                  ("clone", "clone"), *((n, "clone") for n in _NEW_TASKS))
+                  ("clone", "clone"), *((n, "clone") for n in _NEW_TASKS),
+                  ("capget", "capget"))
 
 
 def number(name: str) -> int:
