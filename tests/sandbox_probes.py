@@ -293,6 +293,8 @@ def probe_disk(tier: Tier, limits: Limits, run_dirs: Callable[[], list[Path]]) -
 
 
 def probe_ptrace_and_namespaces(tier: Tier, limits: Limits) -> Outcome:
+    """PTRACE_ATTACH to pid 1 and to the parent, a clone and an unshare with CLONE_NEWUSER;
+    a run stalled until its wall limit counts as escaped."""
     result = run_python(PTRACE_AND_NAMESPACES, limits=limits, tier=tier)
     stalled = ["stalled until the wall limit"] if result.timed_out else []
     return verdict(result, stalled)

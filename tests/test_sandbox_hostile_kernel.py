@@ -19,6 +19,7 @@ import pytest
 from llm_cache.records import Response
 from replay.tasks import spreadsheet
 from replay.tasks.sandbox import TierName, run, run_python, workspace
+from tests import sandbox_disk_probes as disk_probes
 from tests import sandbox_probes as probes
 from tests.sandbox_fixtures import FAST, GOOD, TIER_PARAMS, tier_or_skip, write_layout
 
@@ -182,34 +183,14 @@ def test_where_mounts_are_refused_the_watch_bounds_the_work_directory(
     assert not outcome.result.ok or "BLOCKED write" in outcome.result.stdout, outcome
 
 
-UNLINKED = '''
-import mmap, os, time
-chunk, held, keep = b"x" * (1 << 20), 0, []
-for k in range(FILES):
-    fd = os.open(f"held{k}", os.O_CREAT | os.O_RDWR, 0o600)
-    for _ in range(3):
-        os.write(fd, chunk)
-    os.unlink(f"held{k}")  # gone from the directory, its blocks still taken
-    if MAPPED:  # then only a mapping holds it
-        keep.append(mmap.mmap(fd, 0))
-        os.close(fd)
-    else:
-        keep.append(fd)
-    held += 3
-print("HELD", held, flush=True)
-time.sleep(5)
-open(OUTPUT_PATH, "w").write(str(held))
-'''
-
-
 @pytest.mark.parametrize("mapped", [False, True], ids=["open", "mapped"])
 def test_files_unlinked_while_open_still_count_against_the_work_directory(
-    tier_name: TierName, mapped: bool, monkeypatch: pytest.MonkeyPatch
+    tier_name: TierName, mapped: bool
 ) -> None:
-    """Twenty 3 MiB files, each unlinked while held open (or mapped after closing it), hold
-    60 MiB past a 32 MiB work directory: the watch stops the run and it scores nothing."""
-    monkeypatch.setattr(workspace, "_can_mount", [False])
-    code = f"FILES = 20\nMAPPED = {mapped}\n{UNLINKED}"
-    result = run_python(code, limits=FAST, tier=tier_or_skip(tier_name), output_name="out.txt")
-    assert not result.ok and "work directory grew past 32 MiB" in result.limit, result
-    assert result.output("out.txt") is None, result
+    """Twenty-two 3 MiB files, each unlinked while held open (or mapped after closing it),
+    hold twice a 32 MiB work directory with no kernel bound on it: the watch stops the run
+    and it scores nothing."""
+    outcome = disk_probes.probe_unlinked(tier_or_skip(tier_name), FAST, mapped=mapped)
+    assert outcome.verdict == "contained", outcome
+    assert "work directory grew past 32 MiB" in outcome.result.limit, outcome
+    assert outcome.result.output("out.txt") is None, outcome
