@@ -68,7 +68,7 @@ TRIED: dict[str, Callable[..., object]] = {
 SETTINGS = ((True, "bubblewrap"), (True, "landlock"), (False, "bubblewrap"), (False, "landlock"))
 
 
-def _tried(name: str) -> str:
+def tried(name: str) -> str:
     doc = " ".join((TRIED[name].__doc__ or "").split())
     return doc.replace("|", "/")
 
@@ -83,9 +83,12 @@ def markdown(rows: Sequence[dict[str, object]]) -> str:
         for root, tier in SETTINGS:
             row = next((r for r in rows if r["probe"] == name and r["tier"] == tier
                         and (r["uid"] == 0) == root), None)
-            detail = f" ({row['detail']})" if row and row["detail"] else ""
+            # what it learnt, without this machine's numbers (a size, a time, a pid)
+            learnt = "; ".join(" ".join(w for w in item.split()[:2] if not w.isdigit())
+                               for item in str(row["detail"]).split("; ")) if row else ""
+            detail = f" ({learnt})" if learnt else ""
             cells.append("-" if row is None else f"{row['verdict']}{detail}".replace("|", "/"))
-        lines.append(f"| {name} | {_tried(name)} | {' | '.join(cells)} |")
+        lines.append(f"| {name} | {tried(name)} | {' | '.join(cells)} |")
     return "\n".join(lines)
 
 

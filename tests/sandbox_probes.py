@@ -231,8 +231,9 @@ def probe_proc_sys(tier: Tier, limits: Limits) -> Outcome:
 
 
 def probe_metadata(tier: Tier, limits: Limits, targets: list[Path]) -> Outcome:
-    """`targets` are files outside the run owned by the caller; each gets a `user.keep`
-    attribute where the file system has them."""
+    """chmod 4777, chown to root, utime, setxattr and removexattr on files outside the run
+    that the caller owns (one of them the answer workbook; each gets a `user.keep` attribute
+    where the file system has them): escaped when any of them changed."""
     before = {}
     for path in targets:
         with contextlib.suppress(OSError):
