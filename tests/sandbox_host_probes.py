@@ -145,6 +145,10 @@ for pid in sorted({*range(1, 2000), *(t + d for t in targets for d in range(-50,
     except OSError as exc:
         answered += exc.errno != 3  # ESRCH: nothing there
 print("KILLSEEN", answered)
+try:
+    print("PROCSEEN", sum(entry.isdigit() for entry in os.listdir("/proc")))
+except OSError:
+    print("PROCSEEN 0")  # not readable at all
 print("REFUSED", refused)
 # the program's own process stays fully usable
 os.setpriority(os.PRIO_PROCESS, 0, NICE)
@@ -248,10 +252,10 @@ def probe_host_processes(tier: Tier, limits: Limits) -> Outcome:
     """20 calls that name a process (prlimit, set/getpriority, sched_* and sched_*attr,
     ioprio_set/get, migrate_pages, getpgid, getsid, pidfd_open, a pid with a stray high bit)
     and 9 that tell whether it exists (kill with 0 and SIGCONT, killpg, tkill, tgkill,
-    rt_sigqueueinfo, rt_tgsigqueueinfo, capget, F_SETOWN) on 2 sleepers of the program's uid, the
-    caller and (Landlock) the supervisor; whole-uid priorities; sched_getscheduler over every
-    pid and kill(pid, 0) over 2,000. Escaped when a target changed or more than the run's own
-    few pids answer; a pid shown to exist is a LEAK line."""
+    rt_sigqueueinfo, rt_tgsigqueueinfo, capget, F_SETOWN) on 2 sleepers of the program's uid,
+    the caller and (Landlock) the supervisor; whole-uid priorities; sched_getscheduler over
+    every pid, kill(pid, 0) over 2,000 and a listing of /proc. Escaped when a target changed
+    or more than the run's own few pids answer; a pid shown to exist is a LEAK line."""
     with sleepers(program_uid(tier)) as pids:
         if os.geteuid() == 0:  # a value the program's NICE would change
             for pid in pids:
@@ -273,6 +277,9 @@ def probe_host_processes(tier: Tier, limits: Limits) -> Outcome:
     killed = [line for line in result.stdout.splitlines() if line.startswith("KILLSEEN")]
     if killed and int(killed[0].split()[1]) > 4:
         changed.append(f"{killed[0]} host pids found by kill(pid, 0)")
+    listed = [line for line in result.stdout.splitlines() if line.startswith("PROCSEEN")]
+    if listed and int(listed[0].split()[1]) > 4:
+        changed.append(f"{listed[0]} host pids listed in /proc")
     return verdict(result, changed)
 
 
