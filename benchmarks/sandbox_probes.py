@@ -8,7 +8,9 @@ Runs every probe of tests/sandbox_probes.py on every tier this machine offers, a
 current user; started as root it runs again as an unprivileged uid (the same drop the
 test suite uses), so one call prints all four settings.
 
-Run: .venv/bin/python -m benchmarks.sandbox_probes [--quick]  (quick: two of the probes)
+Run: .venv/bin/python -m benchmarks.sandbox_probes [--quick] [--markdown]  (quick: two of the
+probes; markdown: the per-probe table of docs/sandbox.md, each probe's docstring saying what it
+tries, so the table is what the probes (and the tests that run them) check)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from replay.tasks.sandbox import Limits, Tier, detect, run
+from tests import sandbox_disk_probes as disk_probes
 from tests import sandbox_host_probes as host_probes
 from tests import sandbox_probes as probes
 from tests.sandbox_fixtures import FAST, write_layout
@@ -49,7 +52,44 @@ def _probes(scratch: Path, made: list[Path]) -> dict[str, Callable[[Tier, Limits
         "host-processes": host_probes.probe_host_processes,
         "posix-ipc": host_probes.probe_posix_ipc,
         "memory-files": lambda t, _: host_probes.probe_memfd(t, host_probes.MEMORY),
+        "unlinked-files": disk_probes.probe_unlinked,
     }
+
+
+# The function each probe runs, whose docstring says what it tries (the table's second column)
+TRIED: dict[str, Callable[..., object]] = {
+    "proc-sys-and-uid": probes.probe_proc_sys, "file-metadata": probes.probe_metadata,
+    "sysv-ipc": probes.probe_sysv_ipc, "disk": probes.probe_disk,
+    "ptrace-namespaces": probes.probe_ptrace_and_namespaces,
+    "answer-handles": probes.probe_gold_metadata, "output-shapes": probes.probe_output_shapes,
+    "host-processes": host_probes.probe_host_processes, "posix-ipc": host_probes.probe_posix_ipc,
+    "memory-files": host_probes.probe_memfd, "unlinked-files": disk_probes.probe_unlinked,
+}
+SETTINGS = ((True, "bubblewrap"), (True, "landlock"), (False, "bubblewrap"), (False, "landlock"))
+
+
+def tried(name: str) -> str:
+    doc = " ".join((TRIED[name].__doc__ or "").split())
+    return doc.replace("|", "/")
+
+
+def markdown(rows: Sequence[dict[str, object]]) -> str:
+    """The per-class table of docs/sandbox.md: what each probe tries, its verdict in each of
+    the four settings (with what it still learnt, if anything), '-' where not run."""
+    lines = ["| probe | what it tries | root, bubblewrap | root, landlock | user, bubblewrap "
+             "| user, landlock |", "|---|---|---|---|---|---|"]
+    for name in TRIED:
+        cells = []
+        for root, tier in SETTINGS:
+            row = next((r for r in rows if r["probe"] == name and r["tier"] == tier
+                        and (r["uid"] == 0) == root), None)
+            # what it learnt, without this machine's numbers (a size, a time, a pid)
+            learnt = "; ".join(" ".join(w for w in item.split()[:2] if not w.isdigit())
+                               for item in str(row["detail"]).split("; ")) if row else ""
+            detail = f" ({learnt})" if learnt else ""
+            cells.append("-" if row is None else f"{row['verdict']}{detail}".replace("|", "/"))
+        lines.append(f"| {name} | {tried(name)} | {' | '.join(cells)} |")
+    return "\n".join(lines)
 
 
 def measure(only: Sequence[str] | None = None) -> list[dict[str, object]]:
@@ -100,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, object]]:
     """Print the listing and the table; return the rows."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"only the probes {QUICK_PROBES}")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print docs/sandbox.md's per-probe table instead of the listing")
     parser.add_argument("--json", action="store_true",
                         help="print this uid's rows as JSON (the unprivileged half)")
     args = parser.parse_args(argv)
@@ -110,6 +152,9 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, object]]:
     if os.geteuid() == 0:
         rows += _as_user([sys.executable, "-m", "benchmarks.sandbox_probes", "--json",
                           *(["--quick"] if args.quick else [])])
+    if args.markdown:
+        print(markdown(rows))
+        return rows
     for row in rows:
         who = "root" if row["uid"] == 0 else "user"
         print(f"{who:5} {row['tier']:10} {row['probe']:18} {row['verdict']:9} {row['detail']}")

@@ -32,17 +32,21 @@ SYS_IOPRIO_GET = 252  # x86_64, as the probes' other raw calls
 IOPRIO_WHO_PROCESS = 1
 
 HOST_PROCESSES = r'''
-import ctypes, os, resource
+import ctypes, fcntl, os, resource, signal
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 NICE, IDLE, BATCH = 19, 3 << 13, 3
 
 
+refused = 0  # counted, not printed: the caller keeps only the last 2000 characters
+
+
 def attempt(what, call):
+    global refused
     try:
         result = call()
-    except OSError as exc:
-        print("BLOCKED", what, exc.errno)
+    except OSError:
+        refused += 1
         return False
     print("ESCAPED", what, result)
     return True
@@ -58,11 +62,15 @@ def raw(nr, *args):
 
 
 def exists(what, call):
+    """A pid's existence leaks when the answer is anything but "no such process"."""
+    global refused
     try:
         call()
         print("LEAK", what, "exists")
     except OSError as exc:
-        print("LEAK" if exc.errno == 1 else "BLOCKED", what, exc.errno)
+        if exc.errno != 3:
+            print("LEAK", what, exc.errno)
+        refused += 1
 
 
 targets = list(TARGETS) + ([os.getppid()] if TIER == "landlock" else [])
@@ -92,6 +100,17 @@ for pid in targets:
     # the pid alone, as 64 bits with a stray high bit (the kernel reads 32)
     attempt(f"sched_getscheduler-high-bits {pid}", raw(145, (1 << 32) | pid))
     exists(f"kill-0 {pid}", lambda: os.kill(pid, 0))
+    exists(f"kill-cont {pid}", lambda: os.kill(pid, signal.SIGCONT))
+    exists(f"killpg-0 {pid}", lambda: os.killpg(pid, 0))  # each sleeper leads its group
+    exists(f"tkill-0 {pid}", raw(200, pid, 0))
+    exists(f"tgkill-0 {pid}", raw(234, pid, pid, 0))
+    info = (ctypes.c_int * 32)(0, 0, -1)  # si_code SI_QUEUE: the kernel then looks the pid up
+    exists(f"rt_sigqueueinfo {pid}", raw(129, pid, 0, info))
+    exists(f"rt_tgsigqueueinfo {pid}", raw(297, pid, pid, 0, info))
+    header, caps = (ctypes.c_uint32 * 2)(0x20080522, pid), (ctypes.c_uint32 * 6)()
+    exists(f"capget {pid}", raw(125, header, caps))
+    with open(".owner", "w") as owner:
+        exists(f"f_setown {pid}", lambda: fcntl.fcntl(owner, fcntl.F_SETOWN, pid))
 
 
 def inside(what, call):
@@ -118,6 +137,19 @@ for pid in range(1, PID_MAX):
     except OSError:
         pass
 print("SEEN", seen)
+answered = 0  # kill(pid, 0) over the low pids and those around the targets
+for pid in sorted({*range(1, 2000), *(t + d for t in targets for d in range(-50, 50))}):
+    try:
+        os.kill(pid, 0)
+        answered += 1
+    except OSError as exc:
+        answered += exc.errno != 3  # ESRCH: nothing there
+print("KILLSEEN", answered)
+try:
+    print("PROCSEEN", sum(entry.isdigit() for entry in os.listdir("/proc")))
+except OSError:
+    print("PROCSEEN 0")  # not readable at all
+print("REFUSED", refused)
 # the program's own process stays fully usable
 os.setpriority(os.PRIO_PROCESS, 0, NICE)
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -217,9 +249,13 @@ def process_state(pid: int) -> tuple[object, ...]:
 
 
 def probe_host_processes(tier: Tier, limits: Limits) -> Outcome:
-    """Sleepers of the program's uid, and the caller itself, must keep their limits,
-    priorities, CPUs and policy; no host pid may be read from or enumerated beyond the run's
-    own few. `kill(pid, 0)` telling a pid exists is a LEAK line, not an escape."""
+    """20 calls that name a process (prlimit, set/getpriority, sched_* and sched_*attr,
+    ioprio_set/get, migrate_pages, getpgid, getsid, pidfd_open, a pid with a stray high bit)
+    and 9 that tell whether it exists (kill with 0 and SIGCONT, killpg, tkill, tgkill,
+    rt_sigqueueinfo, rt_tgsigqueueinfo, capget, F_SETOWN) on 2 sleepers of the program's uid,
+    the caller and (Landlock) the supervisor; whole-uid priorities; sched_getscheduler over
+    every pid, kill(pid, 0) over 2,000 and a listing of /proc. Escaped when a target changed
+    or more than the run's own few pids answer; a pid shown to exist is a LEAK line."""
     with sleepers(program_uid(tier)) as pids:
         if os.geteuid() == 0:  # a value the program's NICE would change
             for pid in pids:
@@ -238,6 +274,12 @@ def probe_host_processes(tier: Tier, limits: Limits) -> Outcome:
         changed.append("the program did not finish its scan")
     elif int(seen[0].split()[1]) > 4:
         changed.append(f"{seen[0]} host pids found by sched_getscheduler")
+    killed = [line for line in result.stdout.splitlines() if line.startswith("KILLSEEN")]
+    if killed and int(killed[0].split()[1]) > 4:
+        changed.append(f"{killed[0]} host pids found by kill(pid, 0)")
+    listed = [line for line in result.stdout.splitlines() if line.startswith("PROCSEEN")]
+    if listed and int(listed[0].split()[1]) > 4:
+        changed.append(f"{listed[0]} host pids listed in /proc")
     return verdict(result, changed)
 
 

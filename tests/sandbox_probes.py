@@ -231,8 +231,9 @@ def probe_proc_sys(tier: Tier, limits: Limits) -> Outcome:
 
 
 def probe_metadata(tier: Tier, limits: Limits, targets: list[Path]) -> Outcome:
-    """`targets` are files outside the run owned by the caller; each gets a `user.keep`
-    attribute where the file system has them."""
+    """chmod 4777, chown to root, utime, setxattr and removexattr on files outside the run
+    that the caller owns (one of them the answer workbook; each gets a `user.keep` attribute
+    where the file system has them): escaped when any of them changed."""
     before = {}
     for path in targets:
         with contextlib.suppress(OSError):
@@ -293,6 +294,8 @@ def probe_disk(tier: Tier, limits: Limits, run_dirs: Callable[[], list[Path]]) -
 
 
 def probe_ptrace_and_namespaces(tier: Tier, limits: Limits) -> Outcome:
+    """PTRACE_ATTACH to pid 1 and to the parent, a clone and an unshare with CLONE_NEWUSER;
+    a run stalled until its wall limit counts as escaped."""
     result = run_python(PTRACE_AND_NAMESPACES, limits=limits, tier=tier)
     stalled = ["stalled until the wall limit"] if result.timed_out else []
     return verdict(result, stalled)

@@ -119,6 +119,21 @@ def test_sandbox_probes_quick_table(capsys: pytest.CaptureFixture[str]):
     assert "| setting | blocked | contained | escaped |" in capsys.readouterr().out
 
 
+def test_sandbox_probes_markdown_is_the_docs_table(capsys: pytest.CaptureFixture[str]):
+    """--markdown prints one row per probe saying what it tries (its docstring) and a cell per
+    setting; docs/sandbox.md holds that table with the same probes and the same words."""
+    module = _module("sandbox_probes")
+    module.main(["--quick", "--markdown"])
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert len(printed) == len(module.TRIED) + 1
+    quick = [line for line in printed if line.split(" | ")[0][2:] in module.QUICK_PROBES]
+    assert quick and all(line.count("blocked") + line.count("contained") >= 1 for line in quick)
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    rows = {line.split(" | ")[0][2:]: line.split(" | ")[1] for line in docs.splitlines()
+            if line.startswith("| ") and line.split(" | ")[0][2:] in module.TRIED}
+    assert rows == {name: module.tried(name) for name in module.TRIED}
+
+
 def test_mlflow_stall_quick_runs_all_three():
     rows = _module("mlflow_stall").main(["--quick"])
     assert set(rows) == {"no tracking", "dead server", "hung server"}

@@ -307,6 +307,31 @@ def test_a_stop_file_raises_run_stopped_and_the_same_call_resumes(tmp_path: Path
     assert result.run.manifest.event_digest == whole.manifest.event_digest
 
 
+@pytest.mark.parametrize("timeout", [0.001, "0.001s"], ids=["seconds", "text"])
+def test_a_timeout_raises_run_stopped_and_the_same_call_resumes(tmp_path: Path,
+                                                                 timeout: float | str) -> None:
+    """`timeout=` is `--timeout`: past it the run stops at a round boundary with the
+    command's line, keeps what it paid for (the cache and the trace), and the same call
+    without it finishes a run equal to an uninterrupted one, paying for no call twice."""
+    out = tmp_path / "run"
+    with pytest.raises(stratune.RunStopped, match=r"^stopped: --timeout .* reached"):
+        stratune.optimize("toy", **MODELS, out=out, seed=3, timeout=timeout)
+    stopped = stratune.load_run(out)
+    assert not stopped.finished
+    result = stratune.optimize("toy", **MODELS, out=out, seed=3)
+    whole = stratune.load_run(record_in_process(tmp_path / "cli", seed=3))
+    assert result.run.manifest.event_digest == whole.manifest.event_digest
+    assert result.spent == whole.spent
+
+
+def test_a_bad_timeout_is_a_config_error_before_anything_is_written(tmp_path: Path) -> None:
+    """A timeout that is not a duration raises the documented ConfigError, writing nothing."""
+    for bad in (0, -1, float("nan"), "soon"):
+        with pytest.raises(stratune.ConfigError, match="timeout"):
+            stratune.optimize("toy", **MODELS, out=tmp_path / "run", timeout=bad)
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.mark.parametrize(("method", "generator"), [("textgrad", None), ("iter-cot", None),
                                                    ("stratune", "skillopt")])
 def test_optimize_runs_baselines_and_hybrids_as_train_does(tmp_path: Path, capsys,

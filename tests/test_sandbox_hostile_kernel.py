@@ -10,6 +10,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 from llm_cache.records import Response
 from replay.tasks import spreadsheet
 from replay.tasks.sandbox import TierName, run, run_python, workspace
+from tests import sandbox_disk_probes as disk_probes
 from tests import sandbox_probes as probes
 from tests.sandbox_fixtures import FAST, GOOD, TIER_PARAMS, tier_or_skip, write_layout
 
@@ -116,6 +118,32 @@ def test_honest_subprocess_runs_from_a_threaded_caller(tmp_path: Path, tier_name
     assert score.value == 1.0, score
 
 
+LATE_SUBPROCESS = "import time\ntime.sleep(1.5)\n" + SUBPROCESS
+
+
+def test_threads_the_caller_starts_during_a_run_never_fail_its_subprocess(
+    tier_name: TierName,
+) -> None:
+    """64 threads started by the caller after the run began (past any slack counted at its
+    start) leave the program's process share intact: its subprocess still runs."""
+    tier = tier_or_skip(tier_name)
+    stop = threading.Event()
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(run_python, LATE_SUBPROCESS, limits=FAST, tier=tier,
+                              output_name="out.txt")
+        time.sleep(0.5)
+        late = [threading.Thread(target=stop.wait) for _ in range(64)]
+        for thread in late:
+            thread.start()
+        try:
+            result = pending.result()
+        finally:
+            stop.set()
+            for thread in late:
+                thread.join()
+    assert result.output("out.txt") == b"42\n", result
+
+
 def test_probe_files_are_left_as_they_were(tmp_path: Path, tier_name: TierName) -> None:
     """The metadata probe itself: files it only called on keep their mode (a broken sandbox
     would have made this copy setuid)."""
@@ -153,3 +181,16 @@ def test_where_mounts_are_refused_the_watch_bounds_the_work_directory(
     outcome = probes.probe_disk(tier_or_skip(tier_name), FAST, list)
     assert outcome.verdict in ("blocked", "contained"), outcome
     assert not outcome.result.ok or "BLOCKED write" in outcome.result.stdout, outcome
+
+
+@pytest.mark.parametrize("mapped", [False, True], ids=["open", "mapped"])
+def test_files_unlinked_while_open_still_count_against_the_work_directory(
+    tier_name: TierName, mapped: bool
+) -> None:
+    """Twenty-two 3 MiB files, each unlinked while held open (or mapped after closing it),
+    hold twice a 32 MiB work directory with no kernel bound on it: the watch stops the run
+    and it scores nothing."""
+    outcome = disk_probes.probe_unlinked(tier_or_skip(tier_name), FAST, mapped=mapped)
+    assert outcome.verdict == "contained", outcome
+    assert "work directory grew past 32 MiB" in outcome.result.limit, outcome
+    assert outcome.result.output("out.txt") is None, outcome

@@ -146,8 +146,9 @@ def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
     roots = [str(r) for r in interpreter_roots()]
     dirs = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
     nproc_base = 0
+    share = limits.per_process(cgroup=False)[1] + 1  # a run's processes and supervisor
     if not cgroup and os.geteuid() != 0:
-        share = limits.per_process(cgroup=False)[1] + 1  # a run's processes and supervisor
+        # only until the program's first fork: from then on the supervisor counts (notify.py)
         nproc_base = user_task_count() + others * (share + CALLER_THREADS)
     cfg = {
         "parent": os.getpid(),
@@ -164,6 +165,10 @@ def command(run: RunDir, argv: list[str], env: dict[str, str], limits: Limits,
         "result": str(run.base / "result.json"),
         "seccomp": str(run.base / "seccomp.bpf"),
         "uid": program_uid(),
+        "notify": syscalls.notified_numbers(),
+        "seccomp_nr": syscalls.number("seccomp"),
+        "share": None if cgroup else share,
+        "nproc_uid": program_uid() if os.geteuid() == 0 else os.geteuid(),
         "uncover": closed_ancestors() if os.geteuid() == 0 and program_uid() == NOBODY else {},
     }
     (run.base / "seccomp.bpf").write_bytes(syscalls.compiled(landlock=True))

@@ -119,9 +119,16 @@ def _start(tier: Tier, argv: list[str], fds: list[int], run: RunDir, group: RunG
                                 start_new_session=True, preexec_fn=setup)  # noqa: PLW1509
 
 
-def _over_quota(work: Path, limits: Limits) -> str:
-    """Why the work directory is over its size or file-count limit, '' if it is not."""
+def _over_quota(work: Path, limits: Limits, root: int | None = None) -> str:
+    """Why the work directory is over its size or file-count limit, '' if it is not; with
+    `root`, the run's first process, files its processes unlinked while open count too."""
     total = files = 0
+    if root is not None:
+        total, problem = workspace.held_unlinked(root, work, limits.file_bytes)
+        if problem:
+            return problem
+        if total > limits.work_bytes:
+            return f"work directory grew past {limits.work_bytes >> 20} MiB"
     stack = [work]
     while stack:
         try:
@@ -171,7 +178,7 @@ def _wait(tier: Tier, proc: subprocess.Popen[bytes], run: RunDir, limits: Limits
                 return None, True, ""
             if select.select([pidfd], [], [], min(left, _WATCH_SECONDS))[0]:
                 code = proc.wait()
-            elif not bounded and (problem := _over_quota(run.work, limits)):
+            elif not bounded and (problem := _over_quota(run.work, limits, proc.pid)):
                 _stop(proc, bwrap)
                 return None, False, problem
     finally:

@@ -16,8 +16,12 @@ import os
 import resource
 import select
 import signal
+import socket
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # `-I` leaves it out
+import notify  # noqa: E402 - needs the path above
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -25,20 +29,6 @@ PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 SETPRIV = ("/usr/bin/setpriv", "--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all",
            "--securebits=+noroot,+noroot_locked,+no_setuid_fixup,+no_setuid_fixup_locked,"
            "+keep_caps_locked")
-
-
-def _load_filter(program: bytes) -> None:
-    """Install a compiled seccomp BPF program (sock_filter rows of 8 bytes); needs
-    no_new_privs, which the Landlock ruleset has set."""
-    import ctypes
-
-    class Fprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    prog = Fprog(len(program) // 8, program)
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP)")
 
 
 def _prctl(option: int, value: int) -> None:
@@ -78,11 +68,14 @@ def _uncover(closed: dict[str, list[str]]) -> None:
             os.close(fd)
 
 
-def _confine(cfg: dict, seccomp: bytes) -> None:
+def _confine(cfg: dict, seccomp: bytes, channel: socket.socket) -> None:
     from py_landlock import AccessFs, Landlock
 
     for which, value in cfg["rlimits"]:
-        resource.setrlimit(which, (value, value))
+        # The supervisor moves RLIMIT_NPROC's soft limit with the uid's count (notify.py);
+        # the program itself may not (the filter refuses it)
+        hard = resource.getrlimit(which)[1] if which == resource.RLIMIT_NPROC else value
+        resource.setrlimit(which, (value, hard))
     rules = Landlock(strict=True)
     rules.allow_read(*cfg["read_dirs"]).allow_execute(*cfg["exec_dirs"])
     rules.add_path_rule(*cfg["read_files"], access=AccessFs.READ_FILE)
@@ -90,16 +83,19 @@ def _confine(cfg: dict, seccomp: bytes) -> None:
     rules.allow_read(cfg["prog"])
     rules.allow_read_write(cfg["work"])
     rules.apply()  # also sets no_new_privs
-    _load_filter(seccomp)
+    listener = notify.load_with_listener(seccomp, cfg["seccomp_nr"])
+    socket.send_fds(channel, [b"L"], [listener])
+    os.close(listener)
+    channel.close()
 
 
-def _child(cfg: dict, seccomp: bytes) -> None:
+def _child(cfg: dict, seccomp: bytes, channel: socket.socket) -> None:
     try:
         os.setsid()
         if cfg["uncover"]:
             _uncover(cfg["uncover"])
         os.chdir(cfg["work"])
-        _confine(cfg, seccomp)
+        _confine(cfg, seccomp, channel)
         argv = list(cfg["argv"])
         if os.geteuid() == 0:
             uid = cfg["uid"]
@@ -162,10 +158,19 @@ def main() -> None:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid == 0:
-        _child(cfg, seccomp)
+        ours.close()
+        _child(cfg, seccomp, theirs)
+    theirs.close()
     pidfd = os.pidfd_open(pid)
+    _, fds, _, _ = socket.recv_fds(ours, 1, 1)  # nothing when the child's setup failed
+    ours.close()
+    kinds = {int(nr): kind for nr, kind in cfg["notify"].items()}
+    listener = notify.Listener(fds[0], kinds, uid=cfg["nproc_uid"], share=cfg["share"]) \
+        if fds else None
+    watched = [pidfd] if listener is None else [pidfd, listener.fd]
     deadline = time.monotonic() + cfg["wall_seconds"]
     status = None
     while not stop:
@@ -173,14 +178,18 @@ def main() -> None:
         if left <= 0:
             break
         try:
-            ready, _, _ = select.select([pidfd], [], [], min(left, 0.5))
+            ready, _, _ = select.select(watched, [], [], min(left, 0.5))
         except InterruptedError:
             continue
-        if ready:
+        if listener is not None and listener.fd in ready:
+            listener.handle()
+        if pidfd in ready:
             _, status = os.waitpid(pid, 0)
             break
     me = os.getpid()
     _kill_all(me)
+    if listener is not None:
+        os.close(listener.fd)
     code = None if status is None else os.waitstatus_to_exitcode(status)
     with open(cfg["result"], "w") as fh:
         json.dump({"exit_code": code, "timed_out": status is None and not stop}, fh)

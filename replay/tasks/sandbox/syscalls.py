@@ -45,6 +45,7 @@ class Rule:
     arg: int = 0
     nonzero: bool = False  # instead: only when argument `arg` is not 0
     value: int | None = None
+    notify: bool = False  # ask the Landlock supervisor (notify.py) instead of failing
 
 
 _EVERYWHERE = (
@@ -74,6 +75,14 @@ _OWN_PROCESS_ONLY = ("prlimit64", "sched_setaffinity", "sched_getaffinity", "sch
                      "sched_getscheduler", "sched_setparam", "sched_getparam", "sched_setattr",
                      "sched_getattr", "sched_rr_get_interval", "migrate_pages", "move_pages",
                      "get_robust_list", "getpgid", "getsid")
+# Calls that answer "does this pid exist" even when Landlock keeps the signal from arriving:
+# the supervisor lets them through for the run's own processes only (notify.py)
+_SIGNALS = ("tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+# New tasks: the supervisor sets the caller's RLIMIT_NPROC from the uid's count that moment
+_NEW_TASKS = ("fork", "vfork")
+RLIMIT_NPROC = 6
+F_SETOWN, F_SETOWN_EX = 8, 15  # naming a missing pid answers ESRCH
+PR_SET_DUMPABLE = 4  # an undumpable process hides its open files from the run's watcher
 # (call, its "which" value that means every process of a uid)
 _WHICH_WHO = (("setpriority", PRIO_USER), ("getpriority", PRIO_USER),
               ("ioprio_set", IOPRIO_WHO_USER), ("ioprio_get", IOPRIO_WHO_USER))
@@ -96,6 +105,7 @@ def rules(*, landlock: bool) -> tuple[Rule, ...]:
     out.append(Rule("fallocate", errno.EOPNOTSUPP))
     # ENOSYS: what libraries that try a memfd first (libffi) take as "use a file instead"
     out += [Rule(name, errno.ENOSYS) for name in _UNACCOUNTED_MEMORY]
+    out.append(Rule("prctl", errno.EPERM, INT_BITS, 0, value=PR_SET_DUMPABLE))
     if landlock:
         out.append(Rule("socket", errno.EACCES))
         out += [Rule(name, errno.EPERM, nonzero=True) for name in _OWN_PROCESS_ONLY]
@@ -103,6 +113,14 @@ def rules(*, landlock: bool) -> tuple[Rule, ...]:
             out += [Rule(name, errno.EPERM, arg=1, nonzero=True),
                     Rule(name, errno.EPERM, INT_BITS, 0, value=every)]
         out.append(Rule("pidfd_open", errno.ENOSYS))
+        out.append(Rule("kill", 0, arg=0, nonzero=True, notify=True))
+        out += [Rule(name, 0, notify=True) for name in (*_SIGNALS, *_NEW_TASKS, "capget")]
+        out.append(Rule("clone", 0, sum(CLONE_NAMESPACES), value=0, notify=True))
+        # the soft process limit the supervisor sets must stay where it put it
+        out += [Rule("setrlimit", errno.EPERM, INT_BITS, 0, value=RLIMIT_NPROC),
+                Rule("prlimit64", errno.EPERM, INT_BITS, 1, value=RLIMIT_NPROC)]
+        # ESRCH, the answer for a pid that is not there, whichever pid it names
+        out += [Rule("fcntl", errno.ESRCH, INT_BITS, 1, value=cmd) for cmd in (F_SETOWN, F_SETOWN_EX)]
         out += [Rule(name, errno.EACCES) for name in _POSIX_QUEUES]
         out += [Rule(name, 0) for name in _METADATA_DROPPED]
         out += [Rule(name, errno.EPERM) for name in _METADATA_REFUSED]
@@ -117,7 +135,26 @@ def rules(*, landlock: bool) -> tuple[Rule, ...]:
 def as_config(found: tuple[Rule, ...]) -> list[list[int | str]]:
     """The rules as plain rows for `build`."""
     return [[r.name, r.errno, r.mask, r.arg, int(r.nonzero),
-             r.mask if r.value is None else r.value] for r in found]
+             r.mask if r.value is None else r.value, int(r.notify)] for r in found]
+
+
+NOTIFIED_KINDS = (("kill", "signal"), *((n, "signal") for n in _SIGNALS),
+                  ("clone", "clone"), *((n, "clone") for n in _NEW_TASKS),
+                  ("capget", "capget"))
+
+
+def number(name: str) -> int:
+    """A call's number on this machine, -1 where it has none."""
+    import pyseccomp
+
+    return int(pyseccomp.resolve_syscall(pyseccomp.system_arch(), name))
+
+
+def notified_numbers() -> dict[int, str]:
+    """This machine's numbers of the calls the supervisor answers, with their kind."""
+    numbers = {number(name): kind for name, kind in NOTIFIED_KINDS}
+    numbers.pop(-1, None)
+    return numbers
 
 
 def build(config: list[list[int | str]]):  # noqa: ANN201 - a pyseccomp.SyscallFilter
@@ -127,7 +164,7 @@ def build(config: list[list[int | str]]):  # noqa: ANN201 - a pyseccomp.SyscallF
 
     arch = pyseccomp.system_arch()
     rule = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-    for name, code, mask, arg, nonzero, value in config:
+    for name, code, mask, arg, nonzero, value, notify in config:
         if pyseccomp.resolve_syscall(arch, str(name)) == -1:
             continue
         if nonzero:
@@ -136,7 +173,8 @@ def build(config: list[list[int | str]]):  # noqa: ANN201 - a pyseccomp.SyscallF
             args = [pyseccomp.Arg(int(arg), pyseccomp.MASKED_EQ, int(mask), int(value))]
         else:
             args = []
-        rule.add_rule(pyseccomp.ERRNO(int(code)), str(name), *args)
+        action = pyseccomp.NOTIFY if notify else pyseccomp.ERRNO(int(code))
+        rule.add_rule(action, str(name), *args)
     return rule
 
 

@@ -6,8 +6,8 @@ interpreter), so the work directory becomes its and the run directory is left tr
 is also a tmpfs of its own, mounted with the run's size and file limits: the kernel refuses
 the byte or file past them, whatever the program writes or reserves. Without root nothing
 can be mounted on the host; there the file-size rlimit bounds each file, fallocate is
-refused by the seccomp filter, and the run's watcher stops a run whose directory grows past
-its limits.
+refused by the seccomp filter, and the run's watcher stops a run whose directory, with the
+files its processes unlinked but still hold open or mapped, grows past its limits.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import ctypes.util
 import errno
 import functools
 import os
+import stat
+import time
 from pathlib import Path
 
 from replay.tasks.sandbox.layout import RunDir
@@ -81,3 +83,64 @@ def full(work: Path) -> str:
     if vfs.f_files and vfs.f_favail == 0:
         return f"work directory holds its limit of {vfs.f_files - _INODE_SLACK} files"
     return ""
+
+
+_LOOKS = 20  # a process is unreadable for a moment while it exits; not for 20 looks
+
+
+def _open_files(pid: int) -> tuple[list[str], list[str]]:
+    """A process's fd numbers and memory map lines; PermissionError when it stays closed."""
+    for look in range(_LOOKS):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            with open(f"/proc/{pid}/maps") as fh:
+                return fds, fh.read().splitlines()
+        except PermissionError:
+            # a process past its exit has let go of its memory and files, and its /proc
+            # entry is root's from then on
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat_line = fh.read()
+            if stat_line[stat_line.rindex(b")") + 2:][:1] in (b"Z", b"X"):
+                return [], []
+            if look == _LOOKS - 1:
+                raise
+            time.sleep(0.005)
+    raise AssertionError("unreachable")
+
+
+def held_unlinked(root: int, work: Path, file_bytes: int) -> tuple[int, str]:
+    """(bytes, problem): what the processes below `root` hold on the work directory's file
+    system in files they unlinked while open or mapped (the directory walk no longer sees
+    them, their blocks stay taken), and why a process could not be looked at, if one could
+    not. A mapping whose fd was closed counts as `file_bytes`, the most one file can hold."""
+    from replay.tasks.sandbox.notify import run_members, scan
+
+    device = os.stat(work).st_dev
+    seen: set[int] = set()
+    total = 0
+    for pid in run_members(root, scan()):
+        try:
+            fds, maps = _open_files(pid)
+        except PermissionError:  # the filter keeps programs dumpable: this is not one of them
+            return total, f"cannot see the open files of process {pid}"
+        except OSError:
+            continue  # ended meanwhile
+        for fd in fds:
+            try:
+                st = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 0 and st.st_dev == device \
+                    and st.st_ino not in seen:
+                seen.add(st.st_ino)
+                total += st.st_blocks * 512
+        for line in maps:
+            parts = line.split()
+            if len(parts) < 7 or parts[-1] != "(deleted)":
+                continue
+            major, minor = (int(x, 16) for x in parts[3].split(":"))
+            inode = int(parts[4])
+            if os.makedev(major, minor) == device and inode not in seen:
+                seen.add(inode)
+                total += file_bytes
+    return total, ""
