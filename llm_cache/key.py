@@ -56,8 +56,13 @@ def key_document(request: Request) -> dict[str, Any]:
     }
 
 
+# One encoder, built once: `json.dumps` with any option builds a new `JSONEncoder` per call,
+# which cost as much as the encoding itself on a replay's one key per call.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(document: dict[str, Any]) -> str:
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(document)
 
 
 def canonical_request(request: Request) -> str:

@@ -63,8 +63,12 @@ def response_from_dict(data: dict[str, Any], *, from_cache: bool) -> Response:
     )
 
 
+# Built once: `json.dumps` with options builds a new encoder per call (one per cache write).
+_ENTRY = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def encode_entry(entry: StoredEntry) -> str:
-    body = json.dumps(
+    body = _ENTRY.encode(
         {
             "format": STORE_FORMAT,
             "canonical": entry.canonical,
@@ -73,9 +77,7 @@ def encode_entry(entry: StoredEntry) -> str:
             "created_at": entry.created_at,
             "latency_s": entry.latency_s,
             "retries": entry.retries,
-        },
-        ensure_ascii=False,
-        separators=(",", ":"),
+        }
     )
     return f"{xxhash.xxh3_64_hexdigest(body.encode('utf-8'))}\n{body}"
 

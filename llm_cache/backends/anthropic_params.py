@@ -98,3 +98,35 @@ def to_response(message: Any) -> Response:
             cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
         ),
     )
+
+
+def response_of_body(http_response: Any) -> Response:
+    """`to_response` of a raw 200 read as plain JSON (what `messages.with_raw_response` gives).
+
+    The SDK's own parse builds a pydantic `Message` field by field (`construct_type`), about a
+    tenth of a call's client CPU; the `Response` needs four fields of it. The body is read as
+    the SDK reads it: JSON when the content type says so, else JSON if it parses, else text.
+    """
+    content_type = http_response.headers.get("content-type", "*").split(";")[0]
+    if content_type.lower().endswith("json"):
+        data = http_response.json()
+    else:
+        try:
+            data = http_response.json()
+        except ValueError:
+            return to_response(http_response.text)
+    usage = data.get("usage") if isinstance(data, dict) else None
+    content = data.get("content") if isinstance(data, dict) else None
+    if not isinstance(usage, dict) or not isinstance(content, list):
+        return to_response(None)
+    return Response(
+        text="".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"),
+        stop_reason=data.get("stop_reason") or "end_turn",
+        model=data.get("model") or "",
+        usage=Usage(
+            input_tokens=usage.get("input_tokens") or 0,
+            output_tokens=usage.get("output_tokens") or 0,
+            cache_write_tokens=usage.get("cache_creation_input_tokens") or 0,
+            cache_read_tokens=usage.get("cache_read_input_tokens") or 0,
+        ),
+    )
