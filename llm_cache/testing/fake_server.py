@@ -21,10 +21,17 @@ from urllib.parse import unquote
 
 import attrs
 
-from llm_cache.fake_batches import PREFIX as BATCHES
-from llm_cache.fake_batches import FakeBatches, ItemOutcome
-from llm_cache.fake_replies import Fault, Reply, api_error, fault_reply, proxy_unauthorized, reject
 from llm_cache.prices import default_prices
+from llm_cache.testing.fake_batches import PREFIX as BATCHES
+from llm_cache.testing.fake_batches import FakeBatches, ItemOutcome
+from llm_cache.testing.fake_replies import (
+    Fault,
+    Reply,
+    api_error,
+    fault_reply,
+    proxy_unauthorized,
+    reject,
+)
 
 __all__ = ["FakeAnthropicServer", "Fault", "ItemOutcome", "LoggedRequest", "default_responder",
            "estimate_tokens"]

@@ -29,7 +29,7 @@ from typing import Any
 
 import attrs
 
-from llm_cache.fake_replies import Reply, api_error, reject
+from llm_cache.testing.fake_replies import Reply, api_error, reject
 
 PREFIX = "/v1/messages/batches"
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
