@@ -24,7 +24,7 @@ from llm_cache.records import Role
 from llm_cache.retry import RetryPolicy
 from llm_cache.store import CacheStore
 from llm_cache.testing.fake_server import FakeAnthropicServer, Fault, LoggedRequest
-from stratune_core.records.serde import unstructure
+from stratune_core.config.serde import unstructure
 from stratune_core.round.run import RunResult, run
 from tests.support.toy import InProcessLLM, ToyTask
 

@@ -4,14 +4,14 @@ meta guidance from the second epoch on."""
 
 from __future__ import annotations
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
-from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.skillopt_edits import edit_limit, proposals, top
 from stratune_core.methods.skillopt_prompts import ANALYST_SYSTEM, GUIDANCE_TAG
-from stratune_core.methods.spec import SkillOptMethod
 from stratune_core.records.enums import StopReason
+from stratune_core.records.method_spec import SkillOptMethod
+from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
 from tests.support.toy import ToyTask
 from tests.support.toy_methods import run_method, unattributed
 

@@ -22,9 +22,9 @@ from attrs import field, frozen
 from stratune_core.config.flat import is_off_count, ordered, set_key, spelt_flat
 from stratune_core.config.knobs import Config, profile
 from stratune_core.config.mechanisms import MECHANISMS, counted, flat_keys
+from stratune_core.config.serde import one_line, structure, unstructure
 from stratune_core.records.base import TaskInfo
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.serde import one_line, structure, unstructure
 
 
 @frozen(kw_only=True)

@@ -8,8 +8,8 @@ StraTune's version.
 
 from __future__ import annotations
 
-from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.prompts.templates import PROMPT_VERSION
+from stratune_core.records.method_spec import MethodSpec, StraTuneMethod
 
 # The baselines' prompts; "3" is the version they were first recorded with. Change it whenever
 # one of their prompts' bytes change for the same state.

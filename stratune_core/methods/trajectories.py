@@ -4,7 +4,7 @@ the expected answer and the scorer's verdict. Short by the task's contract (`Tas
 from __future__ import annotations
 
 from stratune_core.records.base import Execution
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
 
 
 def render(env: Env, execution: Execution) -> str:

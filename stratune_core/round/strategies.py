@@ -11,17 +11,20 @@ from __future__ import annotations
 import numpy as np
 
 from stratune_core.config.operators import available_forms
-from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
-from stratune_core.evaluation.ranking_smoke import smoke_drafts
 from stratune_core.feedback.execution import Feedback, build_feedback
-from stratune_core.feedback.prep import prepare_feedback
-from stratune_core.operators.candidates import Prepared, prepare_candidate
-from stratune_core.operators.generation import generate, generation_budget, pick
-from stratune_core.operators.i3_submission import pick_submissions
 from stratune_core.operators.refinement import WindowDraft
 from stratune_core.prompts.templates import generation_prompt
 from stratune_core.records.enums import Form, Purpose, Reason, Stage, Strategy, Verdict
-from stratune_core.records.events import (
+from stratune_core.round.candidate_eval import Submission, evaluate_candidate
+from stratune_core.round.candidates import Prepared, prepare_candidate
+from stratune_core.round.execute import execute_groups, mean_score
+from stratune_core.round.generation import generate, generation_budget, pick
+from stratune_core.round.i2_window import add_draft
+from stratune_core.round.i3_submission import pick_submissions
+from stratune_core.round.prep import prepare_feedback
+from stratune_core.round.ranking_smoke import smoke_drafts
+from stratune_core.state.context import Env
+from stratune_core.state.events import (
     CandidateDecided,
     CandidateInvalid,
     CandidateUnaffordable,
@@ -29,12 +32,9 @@ from stratune_core.records.events import (
     Event,
     RefinementAdvanced,
 )
-from stratune_core.records.history import HistoryEntry, OperatorChoice
-from stratune_core.records.state import State
-from stratune_core.records.trail import Result, Trail
-from stratune_core.released.i2_window import add_draft
-from stratune_core.round.context import Env
-from stratune_core.round.execute import execute_groups, mean_score
+from stratune_core.state.history import HistoryEntry, OperatorChoice
+from stratune_core.state.state import State
+from stratune_core.state.trail import Result, Trail
 
 
 def _exclusions(fb: Feedback, forms: tuple[Form, ...], prepared: Prepared, ranked: tuple[str, ...] = (),

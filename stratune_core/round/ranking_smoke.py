@@ -7,14 +7,14 @@ a broken draft). Off in the paper (`ranking_smoke` 0)."""
 
 from __future__ import annotations
 
-from stratune_core.operators.candidates import Prepared
 from stratune_core.records.enums import Purpose, Reason, Strategy, Verdict
-from stratune_core.records.events import CandidateDecided, Event
-from stratune_core.records.history import HistoryEntry
-from stratune_core.records.state import State
 from stratune_core.released.events import RankingSmokeFailed
-from stratune_core.round.context import Env
+from stratune_core.round.candidates import Prepared
 from stratune_core.round.execute import execute_groups, mean_score
+from stratune_core.state.context import Env
+from stratune_core.state.events import CandidateDecided, Event
+from stratune_core.state.history import HistoryEntry
+from stratune_core.state.state import State
 
 MIN_REFERENCE = 0.05
 

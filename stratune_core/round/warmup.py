@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from stratune_core.config.knobs import Config
 from stratune_core.config.mechanisms import active
-from stratune_core.records.state import State
 from stratune_core.released.events import WarmupRound
+from stratune_core.state.state import State
 
 
 def in_warmup(state: State, config: Config) -> bool:

@@ -12,11 +12,11 @@ from typing import Any
 
 from stratune_core.config.knobs import Config
 from stratune_core.methods import gepa_run, iter_cot, skillopt, textgrad, trace2skill
-from stratune_core.methods.spec import Method, MethodSpec, StraTuneMethod
-from stratune_core.records.events import Event
 from stratune_core.records.llm import LLM
+from stratune_core.records.method_spec import Method, MethodSpec, StraTuneMethod
 from stratune_core.records.task import Task
 from stratune_core.round.run import iterate
+from stratune_core.state.events import Event
 
 Runner = Callable[[Any, Config, Task, LLM], Iterator[tuple[Any, tuple[Event, ...]]]]
 

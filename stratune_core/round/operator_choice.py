@@ -8,7 +8,7 @@ optimizer LLM. These rules complete or override the selectors, each in one place
 - when something other than the optimizer picked I2 or I3, the optimizer still picks the form,
   as in the paper's ablations (`_with_form`).
 The strategy floors (`selection/selectors/adaptive.py`), the affordability guards, which narrow the
-menu (`selection/affordability.py`), and I2 on a batch without failures (`choose_without_failures`) are
+menu (`round/affordability.py`), and I2 on a batch without failures (`choose_without_failures`) are
 rules of the LLM selector alone (released code).
 """
 
@@ -21,21 +21,21 @@ import numpy as np
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
 from stratune_core.config.operators import Operator, available_forms
-from stratune_core.feedback.prep import checkable_count
-from stratune_core.operators.optimizer import ask, optimizer_request, repair_request
 from stratune_core.operators.parsing import SelectionReply, parse_selection
 from stratune_core.prompts.budget import turn_budget
+from stratune_core.prompts.optimizer import ask, optimizer_request, repair_request
 from stratune_core.prompts.templates import SELECTION_SYSTEM, selection_prompt
 from stratune_core.records.enums import ChoiceRule, Form, SkipReason, Strategy
 from stratune_core.records.errors import CoreInvariantError
-from stratune_core.records.events import Event, OperatorChosen, RoundSkipped
-from stratune_core.records.history import OperatorChoice
-from stratune_core.records.state import State
 from stratune_core.released.events import StrategiesNarrowed
-from stratune_core.round.context import Env
-from stratune_core.selection.affordability import offered_strategies
+from stratune_core.round.affordability import offered_strategies
+from stratune_core.round.prep import checkable_count
 from stratune_core.selection.selectors.adaptive import LLMSelector
 from stratune_core.selection.selectors.base import Pick, Selector, SelectorContext
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event, OperatorChosen, RoundSkipped
+from stratune_core.state.history import OperatorChoice
+from stratune_core.state.state import State
 
 JSON_SHAPE = 'the JSON object {"strategy": ..., "form": ..., "why": ...}'
 

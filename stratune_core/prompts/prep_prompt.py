@@ -47,7 +47,7 @@ class SuccessNote:
 
 @frozen(kw_only=True)
 class Fix:
-    """The released code's verified fix of a failure (`feedback/verified_fixes.py`): the optimizer's
+    """The released code's verified fix of a failure (`round/verified_fixes.py`): the optimizer's
     blind answer, accepted by the task's scorer (`verified`, its end in `gist`) or not."""
 
     sample_id: str

@@ -9,9 +9,9 @@ from attrs import frozen
 
 from stratune_core.config.knobs import Config
 from stratune_core.config.shape import RunShape, run_shape
-from stratune_core.methods.spec import Generator
 from stratune_core.records.base import Sample
 from stratune_core.records.llm import LLM
+from stratune_core.records.method_spec import Generator
 from stratune_core.records.task import Task
 
 

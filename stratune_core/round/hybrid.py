@@ -24,20 +24,20 @@ import numpy as np
 from attrs import frozen
 
 from llm_cache.records import CallKind
-from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
-from stratune_core.methods.events import GeneratorProposed
 from stratune_core.methods.gepa_prompts import REFLECTION_SYSTEM, record
 from stratune_core.methods.gepa_run import require_gepa
 from stratune_core.methods.skillopt_edits import edit_limit
 from stratune_core.methods.skillopt_step import propose_edits
-from stratune_core.methods.spec import Generator, GepaMethod, SkillOptMethod
-from stratune_core.operators.optimizer import ask, optimizer_request
+from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.base import Execution
 from stratune_core.records.enums import Form, Strategy
-from stratune_core.records.events import CandidateGenerated, Event, SkillAdded
+from stratune_core.records.method_events import GeneratorProposed
+from stratune_core.records.method_spec import Generator, GepaMethod, SkillOptMethod
 from stratune_core.records.parts import check_parts_kept
-from stratune_core.records.state import State
-from stratune_core.round.context import Env
+from stratune_core.round.candidate_eval import Submission, evaluate_candidate
+from stratune_core.state.context import Env
+from stratune_core.state.events import CandidateGenerated, Event, SkillAdded
+from stratune_core.state.state import State
 
 Result = tuple[State, tuple[Event, ...]]
 

@@ -4,7 +4,7 @@ attempt at them. A verified fix quotes the end of the optimizer's answer, which 
 scorer accepted; an attempt the scorer did not accept is flagged so that the diagnosis next to
 it is read with care. Annotation only: it never blocks a candidate.
 
-The blind attempts are feedback preparation's (`feedback/prep.py`: the same call, the same
+The blind attempts are feedback preparation's (`round/prep.py`: the same call, the same
 scorer check); this module only picks the failures and words their notes, so the variant needs
 `feedback_preparation` on. As in the released code these are optimizer calls and the scorer's
 checks run no target model: none of it counts in the budget B. The released code makes one call
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from stratune_core.feedback.prep_prompt import Fix
+from stratune_core.prompts.prep_prompt import Fix
 from stratune_core.released.events import FixesAnnotated
 
 GIST_LINES, GIST_CHARS = 6, 400

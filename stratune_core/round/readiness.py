@@ -8,10 +8,10 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from stratune_core.evaluation.candidate_eval import evaluate_candidate
-from stratune_core.records.events import Event
-from stratune_core.records.state import State
-from stratune_core.round.context import Env
+from stratune_core.round.candidate_eval import evaluate_candidate
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
+from stratune_core.state.state import State
 
 
 def rescreen_deferred(state: State, env: Env,

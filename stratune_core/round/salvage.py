@@ -4,7 +4,7 @@
 A donor is any skill of the run other than s_t (rejected candidates included) that ran at least
 `salvage_min_scores` samples and solves at least `salvage_min_rescues` samples that s_t ran and
 fails: its rescues. For the donors with the most rescues (at most `salvage_donors`), the
-optimizer merges into s_t what made the donor solve them (`released/salvage_prompt.py`), and the merged
+optimizer merges into s_t what made the donor solve them (`round/salvage_prompt.py`), and the merged
 candidate goes through candidate evaluation like any other, the rescues kept out of its sets.
 Salvage runs after the rounds, so it may spend the reserve, as in the released code whose
 reserve funds salvage and final selection; final selection then runs on what remains. The
@@ -16,17 +16,17 @@ from __future__ import annotations
 import numpy as np
 
 from stratune_core.config.mechanisms import active
-from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
 from stratune_core.feedback.execution import build_feedback
-from stratune_core.operators.candidates import prepare_candidate
-from stratune_core.operators.generation import generate, generation_budget, pick
 from stratune_core.records.enums import Form, Strategy
-from stratune_core.records.events import Event
-from stratune_core.records.history import HistoryEntry
-from stratune_core.records.state import State
 from stratune_core.released.events import SalvageAttempted
-from stratune_core.released.salvage_prompt import salvage_prompt
-from stratune_core.round.context import Env
+from stratune_core.round.candidate_eval import Submission, evaluate_candidate
+from stratune_core.round.candidates import prepare_candidate
+from stratune_core.round.generation import generate, generation_budget, pick
+from stratune_core.round.salvage_prompt import salvage_prompt
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
+from stratune_core.state.history import HistoryEntry
+from stratune_core.state.state import State
 
 MAX_RESCUES_SHOWN = 10
 

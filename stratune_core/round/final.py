@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from stratune_core.evaluation import final_compare, split_final_set
-from stratune_core.evaluation.pool import seating
 from stratune_core.records.enums import Purpose
-from stratune_core.records.events import Event, FinalComparison
-from stratune_core.records.state import State, round_rng
-from stratune_core.released.salvage import salvage
-from stratune_core.round.context import Env
 from stratune_core.round.execute import execute_groups
+from stratune_core.round.pool import seating
+from stratune_core.round.salvage import salvage
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event, FinalComparison
+from stratune_core.state.state import State, round_rng
 
 SALVAGE_STREAM = 2  # run.FINAL_STREAM is 1: salvage draws do not move final selection's
 
@@ -21,7 +21,7 @@ SALVAGE_STREAM = 2  # run.FINAL_STREAM is 1: salvage draws do not move final sel
 def common_set(state: State, env: Env, skills: tuple[str, ...], rng: np.random.Generator) -> tuple[str, ...]:
     """As many training samples (in rng order) as the remaining budget can run every skill on,
     up to the whole training set; ledger entries are free. With the exact reserve held back
-    (`budget/reserve.py`) the remaining budget pays for all of them."""
+    (`round/reserve.py`) the remaining budget pays for all of them."""
     room = state.budget.remaining
     chosen: list[str] = []
     cost = 0

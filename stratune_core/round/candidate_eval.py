@@ -13,19 +13,19 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from stratune_core.budget.reserve import refresh
 from stratune_core.evaluation import Outcome
-from stratune_core.evaluation.pool import prune
-from stratune_core.evaluation.screening_run import Candidate, Drawn, draw_set, screen_candidate
 from stratune_core.evaluation.sets import validation_set
-from stratune_core.evaluation.stages import run_stage
 from stratune_core.operators.submission import Submission
 from stratune_core.records.enums import Reason, Stage, Strategy, Verdict
-from stratune_core.records.events import CandidateDecided, Event, SkillReplaced
-from stratune_core.records.history import HistoryEntry
-from stratune_core.records.state import State
 from stratune_core.released.events import RefinementKept, ScreeningDeferred
-from stratune_core.round.context import Env
+from stratune_core.round.pool import prune
+from stratune_core.round.reserve import refresh
+from stratune_core.round.screening_run import Candidate, Drawn, draw_set, screen_candidate
+from stratune_core.round.stages import run_stage
+from stratune_core.state.context import Env
+from stratune_core.state.events import CandidateDecided, Event, SkillReplaced
+from stratune_core.state.history import HistoryEntry
+from stratune_core.state.state import State
 
 __all__ = ["Decided", "Evaluated", "Submission", "evaluate_candidate"]
 
@@ -101,7 +101,7 @@ def _not_ready(state: State, env: Env, sub: Submission, drawn: Drawn,
         round=state.round, candidate_id=sub.candidate_id, solved=len(drawn.solved_part),
         random=len(drawn.ids) - len(drawn.solved_part), solved_quota=drawn.solved_quota,
         random_quota=env.config.screen_random, retry=sub.retry)
-    if not sub.retry:  # screened next round (`evaluation/readiness.py`); no decision yet
+    if not sub.retry:  # screened next round (`round/readiness.py`); no decision yet
         state = state.evolve(deferred=(*state.deferred, sub))
         return state, (deferred,), Evaluated(entry=HistoryEntry(
             **entry_base, verdict=Verdict.REJECTED_SCREENING,

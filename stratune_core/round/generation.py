@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from llm_cache.records import CallKind
-from stratune_core.operators.optimizer import ask, optimizer_request, repair_request
 from stratune_core.operators.patches import RawCandidate, parse_candidates
 from stratune_core.prompts.budget import turn_budget
+from stratune_core.prompts.optimizer import ask, optimizer_request, repair_request
 from stratune_core.prompts.templates import OPTIMIZER_SYSTEM
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
 
 CANDIDATE_SHAPE = "the <candidate> ... </candidate> block(s) in the format given above"
 

@@ -9,7 +9,7 @@ import attrs
 from llm_cache.records import CallKind, Message, Request, Role
 from stratune_core.prompts.budget import clip_to_tokens, estimate_tokens
 from stratune_core.prompts.templates import OPTIMIZER_SYSTEM, repair_prompt
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
 
 BLANK_REPLY = "(empty)"  # stands in for a blank reply in a repair turn
 

@@ -13,6 +13,7 @@ from stratune_core.budget.admission import Budget
 from stratune_core.budget.ledger import Ledger
 from stratune_core.config.knobs import Config
 from stratune_core.config.shape import run_shape
+from stratune_core.evaluation.batches import make_batches
 from stratune_core.evaluation.screen_usage import ScreenUsage
 from stratune_core.evaluation.sets import ranking_set
 from stratune_core.feedback.execution import Feedback
@@ -20,10 +21,9 @@ from stratune_core.operators.refinement import Refinement
 from stratune_core.operators.submission import Submission
 from stratune_core.records.enums import StopReason
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.history import History
 from stratune_core.records.ids import text_id
 from stratune_core.records.task import Task
-from stratune_core.round.batches import make_batches
+from stratune_core.state.history import History
 
 
 def round_rng(seed: int, round_index: int, stream: int = 0) -> np.random.Generator:
@@ -56,7 +56,7 @@ class State:
     last_i2_submission: int | None = None  # the round I2 last submitted a draft for evaluation
     first_round: int = 0  # the first round that may write candidates (after a warm-up)
     # released code: how often each sample served in screening sets, and candidates whose
-    # screening set was not ready, screened again next round (`evaluation/readiness.py`)
+    # screening set was not ready, screened again next round (`round/readiness.py`)
     screen_usage: ScreenUsage = ScreenUsage()
     deferred: tuple[Submission, ...] = field(default=(), converter=tuple)
     finished: bool = False

@@ -1,5 +1,5 @@
 """Feedback preparation (paper App. D.4, Table 8), whose blind solves also make the released
-code's "verified fixes" (`feedback/verified_fixes.py`).
+code's "verified fixes" (`round/verified_fixes.py`).
 
 Before candidates are written, the optimizer diagnoses each shown failure (what the target did
 wrong, and the rule the skill lacks, addressed to the target model) and summarises a few successful
@@ -24,7 +24,10 @@ from __future__ import annotations
 
 from llm_cache.records import CallKind, Response, TextBlock
 from stratune_core.feedback.execution import FailureCase, Feedback, clip
-from stratune_core.feedback.prep_prompt import (
+from stratune_core.operators.forms import format_lines
+from stratune_core.prompts.budget import KEEP_FAILURES, turn_budget
+from stratune_core.prompts.optimizer import ask, optimizer_request
+from stratune_core.prompts.prep_prompt import (
     PREPARATION_SYSTEM,
     Diagnosis,
     Preparation,
@@ -34,15 +37,12 @@ from stratune_core.feedback.prep_prompt import (
     parse_shared_rule,
     preparation_prompt,
 )
-from stratune_core.feedback.verified_fixes import annotate
-from stratune_core.operators.forms import format_lines
-from stratune_core.operators.optimizer import ask, optimizer_request
-from stratune_core.prompts.budget import KEEP_FAILURES, turn_budget
 from stratune_core.records.base import Sample, is_solved
-from stratune_core.records.events import Event, FeedbackPrepared
-from stratune_core.records.state import State
 from stratune_core.records.task import Task
-from stratune_core.round.context import Env
+from stratune_core.round.verified_fixes import annotate
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event, FeedbackPrepared
+from stratune_core.state.state import State
 
 SOLVE_INPUT_CHARS = 4000  # a longer input is shown clipped, so it cannot be solved blind
 OUTPUT_CHARS = 400

@@ -1,4 +1,4 @@
-"""The donor-salvage prompt (released code only, docs/released-code.md §3.6; `released/salvage.py`).
+"""The donor-salvage prompt (released code only, docs/released-code.md §3.6; `round/salvage.py`).
 
 The optimizer sees the current skill, a donor skill tried earlier in the run, the samples the
 donor solves and the current skill fails (each as the target's failure under the current
@@ -17,7 +17,7 @@ from stratune_core.prompts.budget import KEEP_FAILURES, Part, fit
 from stratune_core.prompts.feedback import failure_item
 from stratune_core.prompts.templates import markup_rule, parts_rule, patch_format
 from stratune_core.records.enums import Form
-from stratune_core.records.history import HistoryEntry
+from stratune_core.state.history import HistoryEntry
 
 MERGE_EDITS = 4
 

@@ -14,12 +14,12 @@ from stratune_core.evaluation.branch import Branch, branch_check, branch_of, gua
 from stratune_core.evaluation.probation import Call, Guards, ready, screening_decision
 from stratune_core.evaluation.screen_usage import ScreenUsage, part_ready, solved_quota
 from stratune_core.evaluation.sets import screening_parts
-from stratune_core.evaluation.stages import run_stage, stage_result
 from stratune_core.records.enums import Reason, Stage, Verdict
-from stratune_core.records.events import Event
-from stratune_core.records.state import State
 from stratune_core.released.events import CandidateBranched, ProbationOpened, RuleChecked
-from stratune_core.round.context import Env
+from stratune_core.round.stages import run_stage, stage_result
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
+from stratune_core.state.state import State
 
 
 @frozen(kw_only=True)

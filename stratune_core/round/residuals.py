@@ -16,9 +16,9 @@ from __future__ import annotations
 import xxhash
 
 from stratune_core.feedback.execution import Feedback, failure_case
-from stratune_core.records.state import State
 from stratune_core.released.events import ResidualsPooled
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
+from stratune_core.state.state import State
 
 
 def order_key(tag: str, seed: int, round_index: int, sample_id: str) -> int:

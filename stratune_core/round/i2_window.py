@@ -19,14 +19,14 @@ from __future__ import annotations
 import numpy as np
 
 from stratune_core.config.mechanisms import active
-from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
 from stratune_core.operators.refinement import WindowDraft
 from stratune_core.records.enums import Strategy, Verdict
-from stratune_core.records.events import CandidateDecided, Event, RefinementAdvanced
-from stratune_core.records.history import HistoryEntry
-from stratune_core.records.state import State
 from stratune_core.released.events import WindowSubmitted
-from stratune_core.round.context import Env
+from stratune_core.round.candidate_eval import Submission, evaluate_candidate
+from stratune_core.state.context import Env
+from stratune_core.state.events import CandidateDecided, Event, RefinementAdvanced
+from stratune_core.state.history import HistoryEntry
+from stratune_core.state.state import State
 
 Result = tuple[State, tuple[Event, ...]]
 

@@ -9,7 +9,17 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from stratune_core.evaluation.gates import Outcome
-from stratune_core.methods.events import (
+from stratune_core.records.enums import (
+    Form,
+    Purpose,
+    Reason,
+    SkipReason,
+    Stage,
+    StopReason,
+    Strategy,
+    Verdict,
+)
+from stratune_core.records.method_events import (
     ConsolidationDone,
     EditsSelected,
     EpochReviewed,
@@ -26,16 +36,6 @@ from stratune_core.methods.events import (
     SummaryChecked,
     TargetExecuted,
     UpdateDecided,
-)
-from stratune_core.records.enums import (
-    Form,
-    Purpose,
-    Reason,
-    SkipReason,
-    Stage,
-    StopReason,
-    Strategy,
-    Verdict,
 )
 from stratune_core.released.events import (
     CandidateBranched,
@@ -219,7 +219,7 @@ class CandidateDecided:
 
 @frozen(kw_only=True)
 class CandidatePruned:
-    """A saved candidate dropped from the pool (at most `archive_cap` are kept; `evaluation/pool.py`)."""
+    """A saved candidate dropped from the pool (at most `archive_cap` are kept; `round/pool.py`)."""
 
     round: int
     candidate_id: str
@@ -300,7 +300,7 @@ Event = (
     | SeatRefused
     | EarlyStopWaived
     | SalvageAttempted
-    # the baselines' events (stratune_core/methods/events.py)
+    # the baselines' events (stratune_core/records/method_events.py)
     | MethodStarted
     | SplitMade
     | TargetExecuted

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import Strategy
-from stratune_core.records.state import State
+from stratune_core.state.state import State
 
 
 def strategy_costs(config: Config, ranking: int) -> dict[Strategy, int]:

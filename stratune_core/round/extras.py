@@ -25,12 +25,12 @@ from collections import Counter
 from collections.abc import Sequence
 
 from stratune_core.feedback.execution import Extras, Feedback, Longitudinal, clip
-from stratune_core.feedback.residuals import order_key
 from stratune_core.records.base import Execution, Sample, is_solved
-from stratune_core.records.state import State
 from stratune_core.records.task import AnswerOptions, StepTrajectories, Task
 from stratune_core.released.events import FeedbackExtended
-from stratune_core.round.context import Env
+from stratune_core.round.residuals import order_key
+from stratune_core.state.context import Env
+from stratune_core.state.state import State
 
 CONTRAST_RANDOM, CONTRAST_LONG = 3, 2
 LONGITUDINAL_SHOWN = (6, 6, 8)  # improved, regressed, persistent

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import attrs
 
-from stratune_core.evaluation.pool import contenders, rivals
-from stratune_core.records.state import State
-from stratune_core.round.context import Env
+from stratune_core.round.pool import contenders, rivals
+from stratune_core.state.context import Env
+from stratune_core.state.state import State
 
 
 def exact_reserve(state: State, env: Env) -> int:

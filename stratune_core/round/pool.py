@@ -11,9 +11,9 @@ among those both ran) + (the candidate's mean score on them), and the rest are d
 from __future__ import annotations
 
 from stratune_core.records.enums import SeatRule
-from stratune_core.records.events import CandidatePruned
-from stratune_core.records.state import State
 from stratune_core.released.events import SeatRefused
+from stratune_core.state.events import CandidatePruned
+from stratune_core.state.state import State
 
 
 def _common(state: State, a: str, b: str) -> list[str]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from attrs import field, frozen
 
-from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
-from stratune_core.methods.spec import Generator, Method
+from stratune_core.records.method_spec import Generator, Method
+from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
 
 
 @frozen(kw_only=True)

@@ -13,8 +13,8 @@ from typing import TypeVar
 
 from attrs import define, field
 
-from stratune_core.records.events import Event
-from stratune_core.records.state import State
+from stratune_core.state.events import Event
+from stratune_core.state.state import State
 
 T = TypeVar("T")
 Result = tuple[State, tuple[Event, ...]]
