@@ -51,11 +51,25 @@ def test_every_sub_package_has_a_layer() -> None:
     assert set(sub_package_graph()) == set(LEVEL)
 
 
+def not_downward(graph: dict[str, dict[str, set[str]]],
+                 level: dict[str, int]) -> dict[str, list[str]]:
+    """The edges of `graph` that point to the same layer or a higher one, with their imports."""
+    return {f"{source} -> {other}": sorted(why)
+            for source, edges in graph.items()
+            for other, why in edges.items() if level[other] >= level[source]}
+
+
 def test_each_sub_package_imports_only_lower_layers() -> None:
-    wrong = {f"{source} -> {other}": sorted(why)
-             for source, edges in sub_package_graph().items()
-             for other, why in edges.items() if LEVEL[other] >= LEVEL[source]}
+    wrong = not_downward(sub_package_graph(), LEVEL)
     assert not wrong, f"imports that are not downward: {wrong}"
+
+
+def test_the_check_sees_an_import_upward_or_beside() -> None:
+    """A type hint from a higher layer is caught as much as an import from a neighbour."""
+    graph = {"records": {"state": {"stratune_core.records.a -> stratune_core.state.b"}},
+             "feedback": {"selection": {"stratune_core.feedback.c -> stratune_core.selection"}},
+             "round": {"records": {"stratune_core.round.d -> stratune_core.records.a"}}}
+    assert set(not_downward(graph, LEVEL)) == {"records -> state", "feedback -> selection"}
 
 
 def test_records_import_no_other_sub_package() -> None:
