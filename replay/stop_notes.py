@@ -9,7 +9,9 @@ NOTES = {
         "the optimizer wrote no usable candidate for max_unusable_rounds rounds in a row (its "
         "replies did not parse, or its patches did not apply): use a stronger optimizer model, "
         "or give its repair turn more room (optimizer_max_tokens, prompt_tokens in --config); "
-        "max_unusable_rounds null never stops for this"),
+        "max_unusable_rounds null never stops for this. Under --method textgrad: an update "
+        "reply had no opening tag, which ends the run as TextGrad's released optimizer does "
+        "(a stronger optimizer model)"),
 }
 
 

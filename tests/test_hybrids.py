@@ -17,7 +17,8 @@ from tests.support.toy import ToyTask
 from tests.support.toy_methods import run_method
 
 SYSTEMS = {Generator.GEPA: {gepa_prompts.REFLECTION_SYSTEM},
-           Generator.SKILLOPT: {skillopt_prompts.ANALYST_SYSTEM, skillopt_prompts.MERGE_SYSTEM}}
+           Generator.SKILLOPT: {skillopt_prompts.ANALYST_SYSTEM, skillopt_prompts.MERGE_SYSTEM,
+                               skillopt_prompts.FINAL_MERGE_SYSTEM}}
 
 
 def _of(events, cls):

@@ -20,7 +20,7 @@ def test_a_baseline_takes_the_optimizer_reply_cap(tmp_path, capsys, method):
     capsys.readouterr()
     assert main(["plan", *TOY_RUN, "--method", method, "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert "max_failures_shown" in err and "optimizer_max_tokens" in err and "\n" == err[-1]
+    assert "max_failures_shown" in err and "optimizer_max_tokens" in err and err[-1] == "\n"
 
 
 def test_the_demo_baseline_config_is_the_demo_configs_reply_cap():

@@ -4,14 +4,14 @@ budget, summaries logged and not charged, exemplars appended to the initial skil
 from __future__ import annotations
 
 import stratune_core.state.events as ev
-from llm_cache.records import CallKind, Role
+from llm_cache.records import CallKind, Response, Role, Usage
 from stratune_core.config.knobs import Config
-from stratune_core.methods.iter_cot_prompts import EXEMPLARS_HEADER, REVISE
+from stratune_core.methods.iter_cot_prompts import EXEMPLARS_HEADER, REVISE, REVISE_AGAIN, SUMMARY
 from stratune_core.records.enums import StopReason
 from stratune_core.records.method_spec import IterCotMethod
 from stratune_core.records.purposes import MethodPurpose
 from tests.support.toy import INITIAL_SKILL, ToyTask
-from tests.support.toy_methods import run_method, unattributed
+from tests.support.toy_methods import method_target, run_method, unattributed
 
 
 def _of(events, cls):
@@ -39,8 +39,12 @@ def test_revisions_count_and_summaries_do_not():
     rounds = _of(events, ev.RevisionRound)
     assert [len(e.sample_ids) for e in revisions] == [len(r.revised) for r in rounds]
     revise_calls = [r for r in llm.calls if r.kind is CallKind.TARGET_EXECUTION
-                    and r.messages[-1].text() == REVISE]
+                    and r.messages[-1].text() in (REVISE, REVISE_AGAIN)]
     assert len(revise_calls) == sum(len(r.revised) for r in rounds)
+    # the released pipeline's two turns: "not right", then "still not right"
+    firsts = [r for r in revise_calls if r.messages[-1].text() == REVISE]
+    assert len(firsts) == len(rounds[0].revised) and len(rounds) > 1
+    assert all(sum(m.text() in (REVISE, REVISE_AGAIN) for m in r.messages) == 1 for r in firsts)
     summaries = [r for r in llm.calls if r.kind is CallKind.SUMMARY]
     assert len(summaries) == len(_of(events, ev.SummaryChecked)) > 0
     assert events[-1].spent == 48 + len(revise_calls)
@@ -58,16 +62,41 @@ def test_revisions_stop_early_and_never_pass_six():
             assert set(after.revised) == set(before.revised) - set(before.corrected)
 
 
-def test_exemplars_come_from_correct_reasonings_only():
-    """Pool = solved at once + corrected with a summary still right; the final skill is the
-    initial skill with the drawn exemplars appended."""
+def test_exemplars_are_kept_summaries_of_corrected_answers_only():
+    """The paper's pool and the released pipeline's: a summary of a corrected answer, kept only
+    if still right; an answer right at once (zero-shot) is never an exemplar."""
     events, state, _ = run_method(IterCotMethod(), Config(seed=5), ToyTask(n_train=48))
     chosen = _of(events, ev.ExemplarsChosen)[0]
-    dropped = {e.sample_id for e in _of(events, ev.SummaryChecked) if not e.kept}
-    assert len(chosen.sample_ids) == 8 and not set(chosen.sample_ids) & dropped
+    checked = _of(events, ev.SummaryChecked)
+    kept = {e.sample_id for e in checked if e.kept}
+    corrected = {x for r in _of(events, ev.RevisionRound) for x in r.corrected}
+    revised_first = set(_of(events, ev.RevisionRound)[0].revised)
+    construction = _of(events, ev.TargetExecuted)[0]
+    zero_shot_right = set(construction.sample_ids) - revised_first
+    assert zero_shot_right and kept and len(kept) < len(checked)
+    assert chosen.pool == len(kept) and set(chosen.sample_ids) <= kept <= corrected
+    assert not set(chosen.sample_ids) & zero_shot_right
     final = state.text(events[-1].final_id)
     assert final.startswith(INITIAL_SKILL) and EXEMPLARS_HEADER in final
+    assert final.count("Example ") == len(chosen.sample_ids) == min(8, len(kept))
     assert events[-1].reason is StopReason.COMPLETED
+
+
+def _no_summary_right(request):
+    """The toy target, except that every summary gives a wrong answer."""
+    if request.messages[-1].text() == SUMMARY:
+        return Response(text="<answer>none</answer>", usage=Usage(input_tokens=1, output_tokens=1))
+    return method_target(request)
+
+
+def test_with_no_kept_summary_the_final_skill_is_the_initial_skill():
+    """Zero-shot answers do not fill an empty pool: the final skill is the initial one."""
+    events, state, _ = run_method(IterCotMethod(), Config(seed=5), ToyTask(n_train=48),
+                                  target=_no_summary_right)
+    assert _of(events, ev.SummaryChecked) and not any(e.kept for e in _of(events, ev.SummaryChecked))
+    assert _of(events, ev.ExemplarsChosen)[0].pool == 0
+    assert state.text(events[-1].final_id) == INITIAL_SKILL
+    assert events[-1].final_id == events[0].initial_skill_id
 
 
 def test_a_small_budget_limits_construction_and_revisions():

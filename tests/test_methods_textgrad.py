@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+from attrs import field, frozen
+
 import stratune_core.state.events as ev
+from llm_cache.records import Response, Usage
 from stratune_core.config.knobs import Config
 from stratune_core.config.serde import unstructure
+from stratune_core.methods import textgrad_prompts
+from stratune_core.methods.estimates import estimate
 from stratune_core.methods.replies import opened_block
 from stratune_core.records.enums import StopReason
 from stratune_core.records.method_spec import TextGradMethod
@@ -110,3 +115,59 @@ def test_an_update_cut_at_the_token_limit_is_still_validated():
     assert all(d.detail == "no </improved_skill>: read to the end of the reply" for d in decided)
     assert not any(d.verdict is UpdateVerdict.UNUSABLE for d in _of(events, ev.UpdateDecided))
     assert any(rule in state.text(events[-1].final_id) for rule in RULES.values())
+
+
+def test_two_gradient_calls_per_sample_through_the_evaluation_and_the_model_call():
+    """TextGrad's example backpropagates each loss through its evaluation and then through the
+    model call: one call of each kind per execution of the minibatch, the second fed by the
+    first and shown no expected answer."""
+    events, _, llm = run_method(TextGradMethod(), Config(seed=3, max_rounds=5),
+                                ToyTask(n_train=36))
+    executed = sum(len(e.sample_ids) + e.reused for e in _of(events, ev.TargetExecuted)
+                   if e.purpose is MethodPurpose.ROLLOUT)
+    on_outputs = [c for c in llm.calls if c.system == textgrad_prompts.OUTPUT_SYSTEM]
+    on_skill = [c for c in llm.calls if c.system == textgrad_prompts.GRADIENT_SYSTEM]
+    updates = [c for c in llm.calls if c.system == textgrad_prompts.UPDATE_SYSTEM]
+    assert executed == 5 * 3 and len(updates) == 5
+    assert len(on_outputs) == len(on_skill) == executed
+    assert all("<expected>" in c.messages[0].text() for c in on_outputs)
+    assert not any("<expected>" in c.messages[0].text() for c in on_skill)
+    assert all("<output_feedback>" in c.messages[0].text() for c in on_skill)
+    assert estimate(TextGradMethod(), 48, 288).optimizer_calls == (
+        estimate(TextGradMethod(), 48, 288).steps * (2 * 3 + 1))
+
+
+@frozen
+class _UntaggedOptimizer(MethodOptimizer):
+    """The third update reply has no opening tag."""
+
+    updates: list = field(factory=list)
+
+    def __call__(self, request):
+        if request.system == textgrad_prompts.UPDATE_SYSTEM:
+            self.updates.append(request)
+            if len(self.updates) == 3:
+                return Response(text="I would add a rule.",
+                                usage=Usage(input_tokens=1, output_tokens=1))
+        return super().__call__(request)
+
+
+def test_a_reply_without_the_opening_tag_ends_the_run_with_the_current_skill():
+    """TextGrad's optimizer raises on a reply it cannot split at the opening tag, and its
+    example does not catch it: the run ends there and the prompt keeps its value."""
+    events, _, _ = run_method(TextGradMethod(), Config(seed=3), ToyTask(n_train=36),
+                              _UntaggedOptimizer(mixed=False))
+    decided = _of(events, ev.UpdateDecided)
+    assert len(decided) == 3
+    assert decided[-1].verdict is UpdateVerdict.UNUSABLE and "the run ends" in decided[-1].detail
+    assert events[-1].reason is StopReason.NO_USABLE_CANDIDATES
+    assert events[-1].final_id == decided[-1].parent_id
+
+
+def test_the_update_prompt_carries_no_constraint():
+    """The example builds its optimizer without constraints: the update asks for the improved
+    skill and nothing else (docs/baselines.md says so)."""
+    prompt = textgrad_prompts.update_prompt("SKILL", ["FEEDBACK"])
+    tail = prompt.split("</feedback>", 1)[1]
+    assert "format" not in tail.lower() and "keep" not in tail.lower()
+    assert "constraint" not in prompt.lower()

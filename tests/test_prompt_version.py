@@ -75,3 +75,21 @@ def test_resuming_a_run_of_other_prompts_is_refused(recorded, tmp_path):
     with pytest.raises(TraceError, match=r"recorded with prompt version 1, but this stratune"), \
             models.using(toy_extensions()):
         runner.train(options, str(run_dir), _console())
+
+
+def test_each_baseline_has_its_own_version_and_only_changed_ones_moved():
+    """Issue 37 changed TextGrad's, Iter-CoT's and SkillOpt's prompts (version 4): their traces
+    recorded under 3 are refused as stale, while GEPA's and Trace2Skill's, whose prompts did not
+    change, still match the version their committed traces record."""
+    from stratune_core.methods.prompt_versions import BASELINE_PROMPT_VERSIONS, prompt_version_of
+    from stratune_core.records.method_spec import SPECS, StraTuneMethod
+
+    assert set(BASELINE_PROMPT_VERSIONS) == set(SPECS) - {StraTuneMethod}
+    traces = Path(__file__).resolve().parent.parent / "traces"
+    expected = {"demo-gepa": "3", "demo-trace2skill": "3", "demo-textgrad": "4",
+                "demo-iter-cot": "4", "demo-skillopt": "4"}
+    for name, version in expected.items():
+        manifest = manifest_from_json((traces / name / "manifest.json").read_text())
+        assert prompt_version_of(manifest.method) == version, name
+        if version == "3":
+            assert manifest.prompt_version == version, name

@@ -36,7 +36,7 @@ def estimate(spec: MethodSpec, n_train: int, budget: int) -> MethodEstimate:
         val = min(max(1, round(spec.validation_frac * n_train)), max(0, n_train - 1))
         steps = max(0, (budget - val) // (spec.minibatch + val)) if val else 0
         return MethodEstimate(target_executions=min(budget, val + steps * (spec.minibatch + val)),
-                              optimizer_calls=steps * (spec.minibatch + 1), steps=steps)
+                              optimizer_calls=steps * (2 * spec.minibatch + 1), steps=steps)
     if isinstance(spec, IterCotMethod):
         first = min(n_train, budget)
         wrong, revisions, turns = first / 2, 0.0, 0
@@ -62,10 +62,11 @@ def estimate(spec: MethodSpec, n_train: int, budget: int) -> MethodEstimate:
         batch = min(spec.batch, fit)
         planned = spec.epochs * math.ceil(fit / max(1, batch))
         steps = min(planned, max(0, (budget - val) // (batch + val))) if batch else 0
+        # epoch ends from the second epoch: two rollouts, no validation (taken as written)
         slow = min(spec.epochs - 1, max(0, (budget - val - steps * (batch + val))
-                                        // (2 * spec.slow_update_samples + val)))
-        target = val + steps * (batch + val) + slow * (2 * spec.slow_update_samples + val)
-        per_step = math.ceil(batch / spec.minibatch) + 2  # analysts + merges
+                                        // (2 * spec.slow_update_samples)))
+        target = val + steps * (batch + val) + slow * 2 * spec.slow_update_samples
+        per_step = math.ceil(batch / spec.minibatch) + 3  # analysts, two merges, the final one
         return MethodEstimate(target_executions=min(budget, target),
                               optimizer_calls=steps * per_step + 2 * slow, steps=steps)
     if isinstance(spec, GepaMethod):

@@ -7,8 +7,11 @@
    The loop stops early when an iteration corrects nothing.
 3. A corrected conversation is summarised into one complete reasoning (a target call the
    budget does not count, `CallKind.SUMMARY`), kept only if its answer is still correct.
-4. Exemplars drawn once (seeded) from the pool of correct reasonings are appended to the
-   initial skill; there is no validation-based selection.
+4. Exemplars drawn once (seeded) from the pool of kept summaries are appended to the initial
+   skill; there is no validation-based selection. A zero-shot answer that was right at once is
+   never an exemplar: the released pipeline saves only corrected answers for summarising
+   (its first stage keeps the wrong answers alone). With no kept summary the final skill is
+   the initial skill.
 
 A task whose sample takes several calls (Mind2Web's steps) is revised call by call in the same
 turn; its exemplar is the sample's input with the reasoning of its last call.
@@ -24,7 +27,7 @@ from llm_cache.records import CallKind, Message, Request
 from stratune_core.config.knobs import Config
 from stratune_core.methods.executions import Run, answer, charge, execute
 from stratune_core.methods.finish import finish
-from stratune_core.methods.iter_cot_prompts import REVISE, SUMMARY, cot_skill, with_exemplars
+from stratune_core.methods.iter_cot_prompts import SUMMARY, cot_skill, revise_turn, with_exemplars
 from stratune_core.methods.splits import epoch_order
 from stratune_core.methods.state import MethodState, start
 from stratune_core.prompts.optimizer import BLANK_REPLY
@@ -52,7 +55,6 @@ def iterate(spec: IterCotMethod, config: Config, task: Task, llm: LLM) -> Iterat
                                 edit=_sampling(spec))
     yield state, (*opening, *added_cot, *paid)
     runs = runs or ()
-    solved = {r.sample.id: r for r in runs if _solved(env, r)}
     pending = tuple(r for r in runs if not _solved(env, r))
     refused = False
     corrected: dict[str, Run] = {}
@@ -66,7 +68,8 @@ def iterate(spec: IterCotMethod, config: Config, task: Task, llm: LLM) -> Iterat
         refused = len(afford) < len(pending)
         if not afford:
             break
-        revised = answer(env, [r.sample for r in afford], [_continue(r, REVISE) for r in afford])
+        turn = revise_turn(iteration)
+        revised = answer(env, [r.sample for r in afford], [_continue(r, turn) for r in afford])
         fixed = tuple(r for r in revised if _solved(env, r))
         corrected.update((r.sample.id, r) for r in fixed)
         fixed_ids = {r.sample.id for r in fixed}
@@ -77,8 +80,7 @@ def iterate(spec: IterCotMethod, config: Config, task: Task, llm: LLM) -> Iterat
         if not fixed or refused:
             break
     kept, checked = _summaries(env, [corrected[x] for x in order if x in corrected])
-    reasonings = {**{x: _reasoning(r) for x, r in solved.items()}, **kept}
-    pool = [(x, reasonings[x]) for x in order if x in reasonings]
+    pool = [(x, kept[x]) for x in order if x in kept]
     chosen = _draw(pool, spec.exemplars_for(task.info.name), config.seed)
     final_text = with_exemplars(state.text(state.current_id),
                                 [(task.describe(env.samples[x]), text) for x, text in chosen])

@@ -1,6 +1,11 @@
 """Iter-CoT's three turns to the target, in our own words: the zero-shot chain-of-thought
-instruction added to the initial skill, the revise turn (the answer is wrong; no gold answer is
-given), and the summary turn. The exemplar block appended to the final skill."""
+instruction added to the initial skill, the revise turn and the summary turn. The exemplar
+block appended to the final skill.
+
+The revise turn says what the released pipeline's says (GasolSun36/Iter-CoT, `code/utils.py`,
+stage "bootstrapping"): the answer is not right, think more carefully and give the final answer;
+from the second iteration on, that it is *still* not right. No gold answer and no hint of the
+mistake is given, and nothing about the answer format is added."""
 
 from __future__ import annotations
 
@@ -11,10 +16,15 @@ COT_INSTRUCTION = (
     "required format."
 )
 
-REVISE = (
-    "Your answer is not correct. Go through the problem again carefully, find the mistake, and "
-    "give the corrected final answer in the required format."
+REVISE = "That answer is wrong. Think it over more carefully and give your final answer."
+REVISE_AGAIN = (
+    "That answer is still wrong. Think it over more carefully and give your final answer."
 )
+
+
+def revise_turn(iteration: int) -> str:
+    """The revise turn of revision `iteration` (1-based)."""
+    return REVISE if iteration == 1 else REVISE_AGAIN
 
 SUMMARY = (
     "Now write one complete, self-contained reasoning process for this problem, from the start "

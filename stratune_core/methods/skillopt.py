@@ -1,15 +1,25 @@
-"""SkillOpt (paper App. "Baseline Settings"; the released trainer's loop where the paper is
-silent): epochs over the fit split (2/3 of train; the rest is the selection split) in batches
-of 40. A step: the current skill on the batch; one analyst call per minibatch of 8 failures or
-8 successes (with the meta guidance); the proposals merged in groups of 8; the best-scored
-applied, as many as the cosine schedule allows (4 -> 2 over the planned steps); the result
-kept only if it scores strictly higher on the selection split. From the second epoch on, each
-epoch ends with a slow update (the previous epoch's skill and the current one on the same
-samples, edits from that comparison, gated the same way) and new meta guidance.
+"""SkillOpt (paper App. "Baseline Settings"; the released trainer's loop, microsoft/SkillOpt
+`skillopt/engine/trainer.py` with `configs/_base_/default.yaml`, where the paper is silent):
+epochs over the fit split (2/3 of train; the rest is the selection split) in batches of 40.
 
-A step is started only if its batch and a whole selection split fit in the budget; the run
-ends after its epochs or when the next step does not fit. The final skill is the current one
-(with a strict gate it is also the best on the selection split).
+A step: the current skill on the batch; one analyst call per minibatch of 8 failures or 8
+successes (with the meta guidance); failure and success proposals merged apart, then
+failure-first; as many applied as the cosine schedule allows (4 -> 2 over the planned steps,
+advanced only by steps that had proposals, as the released scheduler is stepped only then);
+the result kept only if it scores strictly higher on the selection split.
+
+Every epoch end from the second epoch on (the released default: slow update and meta guidance
+on, the slow update not gated on the selection split): the previous epoch's skill and the
+current one on the same samples; the slow update writes guidance into the skill's protected
+section and the current skill takes it without a validation; the meta guidance is rewritten for
+the next epoch's optimizer calls (empty when the reply holds none). Both run whether or not the
+epoch changed the skill.
+
+A step is started only if its batch and a whole selection split fit in the budget; an epoch
+end only if its two rollouts fit. The run ends after its epochs or when the next step does not
+fit. The final skill is the best on the selection split; the last skill, when a slow update
+made it differ, replaces it if it scores strictly higher there (as the released trainer
+promotes it), when that validation fits.
 """
 
 from __future__ import annotations
@@ -18,15 +28,17 @@ from collections.abc import Iterator, Sequence
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
-from stratune_core.methods.executions import execute
+from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
 from stratune_core.methods.opening import open_with_validation
 from stratune_core.methods.replies import last_block
-from stratune_core.methods.skillopt_edits import apply_selected, edit_limit, gate, proposals, top
+from stratune_core.methods.skillopt_edits import edit_limit, gate
+from stratune_core.methods.skillopt_guidance import guidance_of, with_guidance
 from stratune_core.methods.skillopt_prompts import (
     GUIDANCE_TAG,
     META_SYSTEM,
     SLOW_SYSTEM,
+    SLOW_TAG,
     meta_prompt,
     slow_prompt,
 )
@@ -46,6 +58,7 @@ from stratune_core.state.events import Event
 
 Step = tuple[MethodState, tuple[Event, ...]]
 LONGITUDINAL_EPOCH = 1000  # the slow update's sample order: a stream apart from the epochs'
+SLOW_DETAIL = "slow update: taken without validation"
 
 
 def iterate(spec: SkillOptMethod, config: Config, task: Task, llm: LLM) -> Iterator[Step]:
@@ -56,7 +69,7 @@ def iterate(spec: SkillOptMethod, config: Config, task: Task, llm: LLM) -> Itera
         return
     state, fit, val, best = opened.state, opened.fit, opened.validation, opened.score
     total = spec.epochs * steps_in(len(fit), spec.batch)
-    meta, reason, step = "", None, 0
+    meta, reason, scheduled, best_id = "", None, 0, state.current_id
     for epoch in range(spec.epochs):
         state = state.evolve(accepted_per_epoch=(*state.accepted_per_epoch, 0)) if epoch else state
         previous = state.current_id
@@ -65,20 +78,24 @@ def iterate(spec: SkillOptMethod, config: Config, task: Task, llm: LLM) -> Itera
             reason = _stop(state, config, batch, val)
             if reason is not None:
                 break
-            limit = edit_limit(spec.edits_start, spec.edits_end, step, total)
+            limit = edit_limit(spec.edits_start, spec.edits_end, scheduled + 1, total)
             state, events, best = _step(state, env, spec, batch, val, best, limit, meta)
-            verdicts += [e.verdict for e in events if isinstance(e, UpdateDecided)]
-            state, step = state.evolve(round=state.round + 1), step + 1
+            decided = [e.verdict for e in events if isinstance(e, UpdateDecided)]
+            verdicts += decided
+            best_id = state.current_id if UpdateVerdict.KEPT in decided else best_id
+            scheduled += any(isinstance(e, EditsSelected) and e.proposed for e in events)
+            state = state.evolve(round=state.round + 1)
             yield state, events
         if reason is not None:
             break
-        if epoch >= 1 and previous != state.current_id:
-            state, events, best, meta = _epoch_end(state, env, spec, epoch, previous, fit, val,
-                                                   best, meta, verdicts)
+        if epoch >= 1:
+            state, events, meta = _epoch_end(state, env, spec, epoch, previous, fit, best, meta,
+                                             verdicts)
             state = state.evolve(round=state.round + 1) if events else state
             yield state, events
-    state, done = finish(state, state.current_id, reason or StopReason.COMPLETED)
-    yield state, done
+    state, events, final_id = _final(state, env, val, best, best_id)
+    state, done = finish(state, final_id, reason or StopReason.COMPLETED)
+    yield state, (*events, *done)
 
 
 def _stop(state: MethodState, config: Config, batch: Sequence[str],
@@ -97,37 +114,35 @@ def _step(state: MethodState, env: Env, spec: SkillOptMethod, batch: Sequence[st
     executions = [e for e in (state.ledger.get(parent, x) for x in batch) if e is not None]
     made = propose_edits(env, skill, executions, minibatch=spec.minibatch,
                          merge_group=spec.merge_group, limit=limit, meta=meta)
-    text, applied = made.text, made.applied
     selected = EditsSelected(round=state.round, proposed=made.proposed, merged=made.merged,
-                             limit=limit, applied=applied)
-    if applied == 0:
+                             limit=limit, applied=made.applied)
+    if made.applied == 0:
         return state, (*paid, selected, UpdateDecided(
             round=state.round, parent_id=parent, candidate_id=None,
             verdict=UpdateVerdict.UNUSABLE, reference_score=best,
             detail="no applicable edit")), best
-    state, gated, best = gate(state, env, parent, text, val, best)
+    state, gated, best = gate(state, env, parent, made.text, val, best)
     return state, (*paid, selected, *gated), best
 
 
 def _epoch_end(state: MethodState, env: Env, spec: SkillOptMethod, epoch: int, previous: str,
-               fit: Sequence[str], val: Sequence[str], best: float, meta: str,
-               verdicts: Sequence[UpdateVerdict],
-               ) -> tuple[MethodState, tuple[Event, ...], float, str]:
+               fit: Sequence[str], best: float, meta: str, verdicts: Sequence[UpdateVerdict],
+               ) -> tuple[MethodState, tuple[Event, ...], str]:
     """The slow update and the meta guidance, from the previous epoch's skill and the current
-    one on the same samples; skipped when they do not fit in the budget with a validation."""
+    one on the same samples; skipped when those two rollouts do not fit in the budget."""
     current = state.current_id
     ids = epoch_order(fit, env.config.seed, LONGITUDINAL_EPOCH + epoch)[:spec.slow_update_samples]
     need = len(state.ledger.missing(previous, ids)) + len(state.ledger.missing(current, ids))
-    if not state.budget.fits(need + len(val)):
-        return state, (), best, meta
+    if not state.budget.fits(need):
+        return state, (), meta
     out: list[Event] = []
     for skill_id in (previous, current):
         state, paid, _ = execute(state, env, skill_id, ids, purpose=MethodPurpose.LONGITUDINAL)
         out.extend(paid)
-    pairs = [(state.ledger.get(previous, x), state.ledger.get(current, x)) for x in ids]
     counts = {"improved": 0, "regressed": 0, "persistent_fail": 0, "stable_success": 0}
     lines = []
-    for before, after in pairs:
+    for x in ids:
+        before, after = state.ledger.get(previous, x), state.ledger.get(current, x)
         assert before is not None and after is not None
         kind = ("stable_success" if before.solved and after.solved else
                 "regressed" if before.solved else
@@ -137,18 +152,40 @@ def _epoch_end(state: MethodState, env: Env, spec: SkillOptMethod, epoch: int, p
                      f"<previous_result>score {before.score:.2f}</previous_result>\n</task>")
     comparison = "\n\n".join(lines)
     accepted = sum(v is UpdateVerdict.KEPT for v in verdicts)
+    skill = state.current_text
     replies = ask(env, [
-        optimizer_request(env, slow_prompt(state.text(previous), state.current_text, comparison,
-                                           meta), kind=CallKind.REFLECTION, system=SLOW_SYSTEM),
+        optimizer_request(env, slow_prompt(state.text(previous), skill, comparison,
+                                           guidance_of(skill)),
+                          kind=CallKind.REFLECTION, system=SLOW_SYSTEM),
         optimizer_request(env, meta_prompt(meta, comparison, accepted, len(verdicts) - accepted),
                           kind=CallKind.REFLECTION, system=META_SYSTEM),
     ])
     memory = last_block(replies[1], GUIDANCE_TAG)
     out.append(EpochReviewed(epoch=epoch, previous_id=previous, current_id=current,
                              guidance=memory is not None, **counts))
-    text, applied = apply_selected(state.current_text, top(proposals(replies[0]),
-                                                           spec.edits_start))
-    if applied:
-        state, gated, best = gate(state, env, current, text, val, best, detail="slow update")
-        out.extend(gated)
-    return state, tuple(out), best, memory if memory is not None else meta
+    guidance = last_block(replies[0], SLOW_TAG)
+    if guidance is not None and with_guidance(skill, guidance) != skill:
+        state, updated, added = state.add_skill(with_guidance(skill, guidance), current)
+        out.extend(added)
+        out.append(UpdateDecided(round=state.round, parent_id=current, candidate_id=updated,
+                                 verdict=UpdateVerdict.KEPT, reference_score=best,
+                                 detail=SLOW_DETAIL))
+        state = state.accept(updated)
+    return state, tuple(out), memory or ""
+
+
+def _final(state: MethodState, env: Env, val: Sequence[str], best: float,
+           best_id: str) -> tuple[MethodState, tuple[Event, ...], str]:
+    """The best skill on the selection split, or the last one if a slow update made it differ
+    and it scores strictly higher there (validated only when that fits in the budget)."""
+    last = state.current_id
+    if last == best_id or not state.budget.fits(len(state.ledger.missing(last, val))):
+        return state, (), best_id
+    state, paid, _ = execute(state, env, last, val, purpose=MethodPurpose.VALIDATION)
+    score, seen = scored(state, env, last, val, purpose=MethodPurpose.VALIDATION)
+    promoted = score > best + 1e-12
+    decided = UpdateDecided(round=state.round, parent_id=best_id, candidate_id=last,
+                            verdict=UpdateVerdict.KEPT if promoted else UpdateVerdict.REVERTED,
+                            score=score, reference_score=best,
+                            detail="final: the last skill against the best")
+    return state, (*paid, seen, decided), last if promoted else best_id

@@ -1,5 +1,6 @@
 """SkillOpt's edits: reading scored proposals, the cosine schedule of how many are applied per
-step, merging in groups, applying the selected ones, and the strict validation gate."""
+step, the failure-first merge, applying the selected ones outside the protected guidance
+section, and the strict validation gate."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ from attrs import frozen
 
 from llm_cache.records import CallKind
 from stratune_core.methods.executions import execute, scored
-from stratune_core.methods.skillopt_prompts import MERGE_SYSTEM, merge_prompt
+from stratune_core.methods.skillopt_guidance import apply_outside_guidance
+from stratune_core.methods.skillopt_prompts import (
+    FINAL_MERGE_SYSTEM,
+    MERGE_SYSTEM,
+    final_merge_prompt,
+    merge_prompt,
+)
 from stratune_core.methods.splits import chunks
 from stratune_core.methods.state import MethodState
-from stratune_core.operators.patches import Edit, Patch, PatchError, apply_patch, parse_candidates
+from stratune_core.operators.patches import Edit, PatchError, parse_candidates
 from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.method_events import UpdateDecided
 from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
@@ -47,38 +54,59 @@ def proposals(reply: str) -> tuple[Proposal, ...]:
 
 
 def edit_limit(start: int, end: int, step: int, total: int) -> int:
-    """Edits applied at `step` of `total`: `start` decaying to `end` on a cosine."""
+    """Edits applied at `step` (1-based) of `total`, as the released trainer's cosine scheduler
+    computes them (microsoft/SkillOpt, `skillopt/optimizer/scheduler.py`): the half-cosine from
+    `start` to `end` evaluated at step/total, so the first step already sits one interval down
+    and the last gives `end`; Python's rounding (half to even), never below `end`. Over 4 steps
+    with 4 -> 2: 4, 3, 2, 2."""
     if total <= 1:
         return start
-    t = min(step, total - 1) / (total - 1)
-    return math.floor(end + (start - end) * (1 + math.cos(math.pi * t)) / 2 + 0.5)
+    t = min(step, total) / total
+    return max(end, round(end + 0.5 * (start - end) * (1 + math.cos(math.pi * t))))
 
 
-def merge(env: Env, skill: str, found: Sequence[Proposal], group: int) -> tuple[Proposal, ...]:
-    """Merged group by group, level by level, until one group's merge is left; a level that
-    does not shorten the list ends the merging."""
-    current = tuple(found)
+Group = tuple[Proposal, ...]  # one analyst's (or one merge's) proposals: the released "patch"
+
+
+def merge(env: Env, skill: str, failures: Sequence[Group], successes: Sequence[Group],
+          group: int, meta: str = "") -> Group:
+    """The released aggregate stage (`skillopt/gradient/aggregate.py`): failure groups and
+    success groups merged apart, each level by level in batches of `group` (a batch of one
+    passes as it is) until one is left; then, when both gave proposals, one final merge that
+    puts the failures' first. A merge reply without a readable proposal keeps its batch's
+    proposals, concatenated; so does a final merge, failures first."""
+    failed = _merge_levels(env, skill, failures, group, True, meta)
+    succeeded = _merge_levels(env, skill, successes, group, False, meta)
+    if not failed or not succeeded:
+        return failed or succeeded
+    reply = ask(env, [optimizer_request(env, final_merge_prompt(
+        skill, [p.text for p in failed], [p.text for p in succeeded], meta),
+        kind=CallKind.SKILL_UPDATE, system=FINAL_MERGE_SYSTEM)])[0]
+    return proposals(reply) or (*failed, *succeeded)
+
+
+def _merge_levels(env: Env, skill: str, groups: Sequence[Group], size: int, failures: bool,
+                  meta: str) -> Group:
+    current = [g for g in groups if g]
     while len(current) > 1:
-        groups = chunks(current, group)
-        replies = ask(env, [optimizer_request(env, merge_prompt(skill, [p.text for p in g]),
-                                              kind=CallKind.SKILL_UPDATE, system=MERGE_SYSTEM)
-                            for g in groups])
-        merged = tuple(p for reply in replies for p in proposals(reply))
-        if not merged or (len(merged) >= len(current) and len(groups) > 1):
-            break
-        current = merged
-        if len(groups) == 1:
-            break
-    return current
+        batches = chunks(current, max(2, size))
+        asked = [b for b in batches if len(b) > 1]
+        replies = iter(ask(env, [optimizer_request(
+            env, merge_prompt(skill, [p.text for g in b for p in g], failures, meta),
+            kind=CallKind.SKILL_UPDATE, system=MERGE_SYSTEM) for b in asked]))
+        current = [b[0] if len(b) == 1 else
+                   (proposals(next(replies)) or tuple(p for g in b for p in g))
+                   for b in batches]
+    return current[0] if current else ()
 
 
 def apply_selected(skill: str, chosen: Sequence[Proposal]) -> tuple[str, int]:
-    """The skill with each chosen edit applied in rank order, skipping edits that no longer
-    apply; (text, edits applied)."""
+    """The skill with each chosen edit applied in rank order outside the guidance section,
+    skipping edits that no longer apply or whose target lies in the section; (text, applied)."""
     text, applied = skill, 0
     for p in chosen:
         try:
-            text = apply_patch(text, Patch(edits=(p.edit,)))
+            text = apply_outside_guidance(text, p.edit)
         except PatchError:
             continue
         applied += 1

@@ -1,6 +1,8 @@
 """SkillOpt's optimizer calls, in our own words: analysts of failure and success minibatches
-proposing scored edits, the merge of similar proposals, the slow update's guidance from a
-longitudinal comparison, and the meta guidance carried from epoch to epoch.
+proposing scored edits, the merges of similar proposals (failures' and successes' apart, then a
+final merge that puts the failures' first), the slow update's guidance from a longitudinal
+comparison (written into the skill's protected section), and the meta guidance carried from
+epoch to epoch to the analysts and the merges.
 
 An edit proposal is `<proposal score="0.0-1.0">` around one `<edit>` element in the patch
 format of `stratune_core/operators/patches.py` (append, replace, insert_after)."""
@@ -10,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 PROPOSAL_TAG = "proposal"
-GUIDANCE_TAG = "guidance"
+GUIDANCE_TAG = "guidance"  # the meta guidance's reply
+SLOW_TAG = "epoch_guidance"  # the slow update's reply, the same name as the skill's section
 
 EDIT_FORMAT = (
     'Write each edit as <proposal score="S"> ... </proposal>, where S in [0, 1] is how much '
@@ -31,10 +34,16 @@ MERGE_SYSTEM = (
     "change, drop contradictory or task-specific ones, and keep the scores meaningful."
 )
 
+FINAL_MERGE_SYSTEM = (
+    "You combine two merged lists of edit proposals for a skill document, one drawn from failed "
+    "executions and one from successful ones, into a single list. Where they conflict or "
+    "overlap, the failure-driven proposals come first."
+)
+
 SLOW_SYSTEM = (
     "You review a skill document across a training epoch: the previous epoch's skill and the "
-    "current one were run on the same tasks. You propose edits that keep what improved and "
-    "repair what regressed."
+    "current one were run on the same tasks. You write short guidance for the skill that keeps "
+    "what improved and repairs what regressed; it replaces the skill's epoch guidance section."
 )
 
 META_SYSTEM = (
@@ -59,17 +68,31 @@ def analyst_prompt(skill: str, trajectories: Sequence[str], failures: bool, meta
             f"task statement and the required response format.\n\n{EDIT_FORMAT}")
 
 
-def merge_prompt(skill: str, proposals: Sequence[str]) -> str:
+def merge_prompt(skill: str, proposals: Sequence[str], failures: bool, meta: str) -> str:
+    source = "failed" if failures else "successful"
     items = "\n\n".join(proposals)
-    return (f"The skill document:\n<skill>\n{skill}\n</skill>\n\nEdit proposals:\n{items}\n\n"
+    return (f"The skill document:\n<skill>\n{skill}\n</skill>{_guidance(meta)}\n\n"
+            f"Edit proposals drawn from {source} executions:\n{items}\n\n"
             f"Merge them into a shorter list of distinct proposals.\n\n{EDIT_FORMAT}")
 
 
-def slow_prompt(previous: str, current: str, comparison: str, meta: str) -> str:
+def final_merge_prompt(skill: str, failures: Sequence[str], successes: Sequence[str],
+                       meta: str) -> str:
+    first, second = "\n\n".join(failures), "\n\n".join(successes)
+    return (f"The skill document:\n<skill>\n{skill}\n</skill>{_guidance(meta)}\n\n"
+            f"Proposals from failed executions (first priority):\n{first}\n\n"
+            f"Proposals from successful executions (second priority):\n{second}\n\n"
+            f"Combine them into one list.\n\n{EDIT_FORMAT}")
+
+
+def slow_prompt(previous: str, current: str, comparison: str, guidance: str) -> str:
+    earlier = guidance or "(none yet: this is the first slow update)"
     return (f"The previous epoch's skill:\n<previous>\n{previous}\n</previous>\n\n"
-            f"The current skill:\n<skill>\n{current}\n</skill>{_guidance(meta)}\n\n"
-            f"The two on the same tasks:\n{comparison}\n\nPropose at most 3 edits to the "
-            f"current skill.\n\n{EDIT_FORMAT}")
+            f"The current skill:\n<skill>\n{current}\n</skill>\n\n"
+            f"The epoch guidance the current epoch ran with (judge whether it helped):\n"
+            f"{earlier}\n\nThe two skills on the same tasks:\n{comparison}\n\n"
+            f"Write the new epoch guidance: a few short lines on what to keep doing and what "
+            f"to repair. Reply between <{SLOW_TAG}> and </{SLOW_TAG}>.")
 
 
 def meta_prompt(previous_memory: str, comparison: str, accepted: int, rejected: int) -> str:

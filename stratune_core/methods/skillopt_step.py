@@ -1,6 +1,8 @@
 """The candidate-generating part of one SkillOpt step, shared by SkillOpt itself and the
-`--generator skillopt` hybrid: one analyst call per minibatch of failures or of successes,
-the proposals merged, ranked and clipped to the step's edit budget, applied to the skill."""
+`--generator skillopt` hybrid: one analyst call per minibatch of failures or of successes, the
+failure and success proposals merged apart and then failure-first, clipped to the step's edit
+budget (ranked by score only when there are more than it allows, as the released trainer ranks
+only then), applied to the skill outside its guidance section."""
 
 from __future__ import annotations
 
@@ -21,20 +23,23 @@ from stratune_core.state.context import Env
 @frozen(kw_only=True)
 class Proposed:
     text: str  # the skill with the selected edits applied (the skill itself if none applied)
-    proposed: int
+    proposed: int  # 0: no analyst proposed anything, and the step uses no edit budget
     merged: int
     applied: int
 
 
 def propose_edits(env: Env, skill: str, executions: Sequence[Execution], *, minibatch: int,
                   merge_group: int, limit: int, meta: str = "") -> Proposed:
-    groups = [(True, g) for g in chunks([e for e in executions if not e.solved], minibatch)]
-    groups += [(False, g) for g in chunks([e for e in executions if e.solved], minibatch)]
+    failed = chunks([e for e in executions if not e.solved], minibatch)
+    solved = chunks([e for e in executions if e.solved], minibatch)
     replies = ask(env, [optimizer_request(env, analyst_prompt(skill, [render(env, e) for e in g],
-                                                              failed, meta),
+                                                              failure, meta),
                                           kind=CallKind.REFLECTION, system=ANALYST_SYSTEM)
-                        for failed, g in groups])
-    found = tuple(p for reply in replies for p in proposals(reply))
-    merged = merge(env, skill, found, merge_group) if found else ()
-    text, applied = apply_selected(skill, top(merged, limit))
-    return Proposed(text=text, proposed=len(found), merged=len(merged), applied=applied)
+                        for failure, groups in ((True, failed), (False, solved)) for g in groups])
+    found = [proposals(reply) for reply in replies]
+    failures, successes = found[:len(failed)], found[len(failed):]
+    merged = merge(env, skill, failures, successes, merge_group, meta) if any(found) else ()
+    chosen = merged if len(merged) <= limit else top(merged, limit)
+    text, applied = apply_selected(skill, chosen)
+    return Proposed(text=text, proposed=sum(map(len, found)), merged=len(merged),
+                    applied=applied)

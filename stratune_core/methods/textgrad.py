@@ -2,9 +2,15 @@
 minibatches of 3 training samples; each update is scored on the internal validation split (20%
 of train) and reverted if that score drops. Runs until the next step cannot be paid in full.
 
-A step: the current skill on the minibatch (ledger reuse), one gradient call per execution,
-one update call that applies them, and the updated skill on the validation split. A step is
-started only if its worst case (the minibatch plus a full validation) fits in the budget.
+A step: the current skill on the minibatch (ledger reuse); per execution two gradient calls,
+as TextGrad's backward pass makes them in its released prompt-optimization example (through the
+evaluation, then through the model call to the skill); one update call that applies the
+skill's gradients; the updated skill on the validation split. A step is started only if its
+worst case (the minibatch plus a full validation) fits in the budget; gradient and update calls
+are optimizer calls, which B does not count.
+
+An update reply without the opening tag ends the run with the current skill: TextGrad's
+optimizer raises on such a reply, and its example does not catch it.
 """
 
 from __future__ import annotations
@@ -21,13 +27,16 @@ from stratune_core.methods.splits import chunks, epoch_order
 from stratune_core.methods.state import MethodState
 from stratune_core.methods.textgrad_prompts import (
     GRADIENT_SYSTEM,
+    OUTPUT_SYSTEM,
     SKILL_TAG,
     UPDATE_SYSTEM,
     gradient_prompt,
+    output_prompt,
     update_prompt,
 )
-from stratune_core.methods.trajectories import render
+from stratune_core.methods.trajectories import render, render_call
 from stratune_core.prompts.optimizer import ask, optimizer_request
+from stratune_core.records.base import Execution
 from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_events import UpdateDecided
@@ -54,8 +63,10 @@ def iterate(spec: TextGradMethod, config: Config, task: Task, llm: LLM) -> Itera
             reason = _max_rounds(state, config) or _unaffordable(state, batch, val)
             if reason is not None:
                 break
-            state, events, best = _step(state, env, batch, val, best)
+            state, events, best, reason = _step(state, env, batch, val, best)
             yield state, events
+            if reason is not None:
+                break
         epoch += 1
         if reason is None and state.budget.spent == spent_before:
             reason = StopReason.NO_PROGRESS  # an epoch of updates that changed nothing
@@ -75,25 +86,25 @@ def _unaffordable(state: MethodState, batch: Sequence[str], val: Sequence[str]) 
 
 
 def _step(state: MethodState, env: Env, batch: Sequence[str], val: Sequence[str],
-          best: float) -> tuple[MethodState, tuple[Event, ...], float]:
+          best: float) -> tuple[MethodState, tuple[Event, ...], float, StopReason | None]:
     parent = state.current_id
     skill = state.current_text
     state, events, _ = execute(state, env, parent, batch, purpose=MethodPurpose.ROLLOUT)
     out: list[Event] = list(events)
-    executions = [state.ledger.get(parent, x) for x in batch]
-    gradients = ask(env, [optimizer_request(env, gradient_prompt(skill, render(env, e)),
-                                            kind=CallKind.REFLECTION, system=GRADIENT_SYSTEM)
-                          for e in executions if e is not None])
-    reply = ask(env, [optimizer_request(env, update_prompt(skill, gradients),
-                                        kind=CallKind.SKILL_UPDATE, system=UPDATE_SYSTEM)])[0]
-    text, closed = opened_block(reply, SKILL_TAG)
     step_round = state.round
+    reply = ask(env, [optimizer_request(env, update_prompt(skill, _gradients(env, skill, [
+        e for e in (state.ledger.get(parent, x) for x in batch) if e is not None])),
+        kind=CallKind.SKILL_UPDATE, system=UPDATE_SYSTEM)])[0]
+    text, closed = opened_block(reply, SKILL_TAG)
     if text is None or text == skill:
+        untagged = f"<{SKILL_TAG}>" not in reply
         verdict = UpdateVerdict.UNUSABLE if text is None else UpdateVerdict.UNCHANGED
-        detail = f"no <{SKILL_TAG}> tag in the reply" if text is None else ""
+        detail = (f"no <{SKILL_TAG}> tag in the reply: the run ends" if untagged else
+                  f"nothing after <{SKILL_TAG}>" if text is None else "")
         out.append(UpdateDecided(round=step_round, parent_id=parent, candidate_id=None,
                                  verdict=verdict, reference_score=best, detail=detail))
-        return state.evolve(round=step_round + 1), tuple(out), best
+        stop = StopReason.NO_USABLE_CANDIDATES if untagged else None
+        return state.evolve(round=step_round + 1), tuple(out), best, stop
     state, candidate, added = state.add_skill(text, parent)
     out.extend(added)
     state, paid, runs = execute(state, env, candidate, val, purpose=MethodPurpose.VALIDATION)
@@ -101,7 +112,7 @@ def _step(state: MethodState, env: Env, batch: Sequence[str], val: Sequence[str]
     if runs is None:  # cannot happen after `_unaffordable`; kept as a refusal, not a crash
         out.append(UpdateDecided(round=step_round, parent_id=parent, candidate_id=candidate,
                                  verdict=UpdateVerdict.UNAFFORDABLE, reference_score=best))
-        return state.evolve(round=step_round + 1), tuple(out), best
+        return state.evolve(round=step_round + 1), tuple(out), best, None
     score, seen = scored(state, env, candidate, val, purpose=MethodPurpose.VALIDATION)
     out.append(seen)
     kept = score >= best - 1e-12  # reverted only when the validation score drops
@@ -111,4 +122,15 @@ def _step(state: MethodState, env: Env, batch: Sequence[str], val: Sequence[str]
                              detail="" if closed else f"no </{SKILL_TAG}>: read to the end of the reply"))
     if kept:
         state = state.accept(candidate)
-    return state.evolve(round=step_round + 1), tuple(out), score if kept else best
+    return state.evolve(round=step_round + 1), tuple(out), score if kept else best, None
+
+
+def _gradients(env: Env, skill: str, executions: Sequence[Execution]) -> list[str]:
+    """The skill's gradients, one per execution: the output's feedback through the evaluation
+    first, then the skill's through the model call (it needs the first as its input)."""
+    on_outputs = ask(env, [optimizer_request(env, output_prompt(render(env, e)),
+                                             kind=CallKind.REFLECTION, system=OUTPUT_SYSTEM)
+                           for e in executions])
+    return ask(env, [optimizer_request(env, gradient_prompt(skill, render_call(env, e), f),
+                                       kind=CallKind.REFLECTION, system=GRADIENT_SYSTEM)
+                     for e, f in zip(executions, on_outputs, strict=True)])

@@ -8,10 +8,11 @@ has already paid for) and writes one candidate whose parent is the current skill
   its reading of the reply) on a minibatch of 3 drawn from the batch with the round's rng. As
   in GEPA, a minibatch solved throughout proposes nothing. GEPA's Pareto pool and its
   minibatch-then-full evaluation are not used: candidate evaluation takes their place.
-- SkillOpt: one step's edits (failure and success analysts on minibatches of 8, merged, ranked,
-  clipped to the cosine edit budget) applied to the current skill; no slow update, no meta
-  guidance, no gate of its own. The cosine runs over SkillOpt's planned steps as they would
-  be over StraTune's batches: its epochs times the number of batches.
+- SkillOpt: one step's edits (failure and success analysts on minibatches of 8, merged apart
+  and then failure-first, ranked, clipped to the cosine edit budget) applied to the current
+  skill; no slow update, no meta guidance, no gate of its own. The cosine runs over SkillOpt's
+  planned steps as they would be over StraTune's batches (its epochs times the number of
+  batches), round r (from 0) being step r + 1.
 StraTune's operator choice is not made, and its checks of a revision form do not apply (the
 candidate is a whole skill text, submitted as a direct revision of the current skill).
 """
@@ -108,7 +109,7 @@ def _gepa(env: Env, skill: str, executions: Sequence[Execution],
 def _skillopt(env: Env, state: State, executions: Sequence[Execution]) -> Made:
     spec = SkillOptMethod()
     total = spec.epochs * len(state.batches)
-    limit = edit_limit(spec.edits_start, spec.edits_end, state.round, total)
+    limit = edit_limit(spec.edits_start, spec.edits_end, state.round + 1, total)
     made = propose_edits(env, state.current_text, executions, minibatch=spec.minibatch,
                          merge_group=spec.merge_group, limit=limit)
     shown = tuple(e.sample_id for e in executions)

@@ -43,7 +43,9 @@ class MethodOptimizer:
     def __call__(self, request: Request) -> Response:
         prompt = request.messages[0].text()
         system = request.system
-        if system == textgrad_prompts.GRADIENT_SYSTEM:
+        if system == textgrad_prompts.OUTPUT_SYSTEM:
+            text = self._on_output(prompt)
+        elif system == textgrad_prompts.GRADIENT_SYSTEM:
             text = self._gradient(prompt)
         elif system == textgrad_prompts.UPDATE_SYSTEM:
             text = self._update(prompt)
@@ -53,9 +55,11 @@ class MethodOptimizer:
             text = self._merge(prompt)
         elif system == trace2skill_prompts.WRITE_SYSTEM:
             text = self._write(prompt)
-        elif system in (skillopt_prompts.ANALYST_SYSTEM, skillopt_prompts.SLOW_SYSTEM):
+        elif system == skillopt_prompts.ANALYST_SYSTEM:
             text = self._propose(prompt)
-        elif system == skillopt_prompts.MERGE_SYSTEM:
+        elif system == skillopt_prompts.SLOW_SYSTEM:
+            text = self._slow(prompt)
+        elif system in (skillopt_prompts.MERGE_SYSTEM, skillopt_prompts.FINAL_MERGE_SYSTEM):
             text = self._merge_proposals(prompt)
         elif system == gepa_prompts.REFLECTION_SYSTEM:
             text = self._reflect(prompt)
@@ -66,8 +70,17 @@ class MethodOptimizer:
         return Response(text=text, usage=Usage(input_tokens=len(prompt) // 4,
                                                output_tokens=len(text) // 4))
 
+    def _on_output(self, prompt: str) -> str:
+        """TextGrad's gradient through the evaluation: names the markers the output missed."""
+        found = _markers(prompt)
+        if not found or "<result>score 1.00" in prompt:
+            return "The output is right."
+        return " ".join(f"The output misses marker [{m}]." for m in found)
+
     def _gradient(self, prompt: str) -> str:
-        found = _markers(prompt.split("</skill>", 1)[-1])
+        """Through the model call: the skill lacks a rule for each marker the output's feedback
+        names (the call alone carries no verdict)."""
+        found = _markers(prompt.split("<output_feedback>", 1)[-1])
         if not found:
             return "The skill handled this execution; keep it."
         return " ".join(f"The skill lacks the rule: {RULES[m]}" for m in found)
@@ -75,7 +88,9 @@ class MethodOptimizer:
     def _update(self, prompt: str) -> str:
         h = _h(prompt)
         if self.mixed and h % 6 == 0:
-            return "I would add a rule about the markers."  # no skill block: unusable
+            # a tag with no skill after it: unusable, and the run goes on (a reply without the
+            # opening tag would end it, as TextGrad's optimizer raises on one)
+            return f"I would add a rule about the markers. <{textgrad_prompts.SKILL_TAG}>"
         skill = _skill_of(prompt)
         wanted = [r for r in RULES.values() if r in prompt.split("</skill>", 1)[-1]]
         if self.mixed and h % 6 == 1 and wanted:
@@ -132,8 +147,15 @@ class MethodOptimizer:
         m = found[_h(prompt) % len(found)]  # one rule a call: learning takes several epochs
         return _proposal(0.9, RULES[m])
 
+    def _slow(self, prompt: str) -> str:
+        """SkillOpt's slow update: guidance naming the rule of each marker still failing."""
+        shown = prompt.split("The two skills on the same tasks:", 1)[-1]
+        rules = [RULES[m] for m in _markers(shown)]
+        tag = skillopt_prompts.SLOW_TAG
+        return f"<{tag}>\n" + ("\n".join(rules) or KEEP_TAGS) + f"\n</{tag}>"
+
     def _merge_proposals(self, prompt: str) -> str:
-        listed = prompt.split("Edit proposals:", 1)[-1].split("Merge them", 1)[0]
+        listed = prompt.split("</skill>", 1)[-1]
         seen = list(dict.fromkeys(re.findall(r"<new>(.*?)</new>", listed, re.S)))
         if self.mixed and _h(prompt) % 4 == 0 and seen:
             marker = next((m for m, r in RULES.items() if r in seen), "U")
@@ -149,12 +171,12 @@ def _proposal(score: float, text: str) -> str:
 KEEP_TAGS = "Keep the final answer inside the answer tags."
 
 
-def run_method(spec, config, task, optimizer: MethodOptimizer | None = None):
+def run_method(spec, config, task, optimizer: MethodOptimizer | None = None, target=None):
     """A method's whole run against the in-process toy models: (events, last state, llm)."""
     from stratune_core.round.registry import iterate_method
     from tests.support.toy import InProcessLLM
 
-    llm = InProcessLLM(target=method_target, optimizer=optimizer or MethodOptimizer())
+    llm = InProcessLLM(target=target or method_target, optimizer=optimizer or MethodOptimizer())
     events, state = [], None
     for state, evs in iterate_method(spec, config, task, llm):  # noqa: B007
         events.extend(evs)
@@ -199,7 +221,7 @@ def method_target(request: Request) -> Response:
     word, marker = word_line.groups()
     right = f"<answer>{expected_answer(word, marker)}</answer>"
     first = toy_target(attrs.evolve(request, messages=request.messages[:1]))
-    revisions = sum(t == prompts.REVISE for t in turns)
+    revisions = sum(t in (prompts.REVISE, prompts.REVISE_AGAIN) for t in turns)
     h = _h(word)
     if turns[-1] == prompts.SUMMARY:
         last = request.messages[-2].text()
