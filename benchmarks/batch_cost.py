@@ -35,8 +35,8 @@ from benchmarks.common import (
 from llm_cache.backends import backend_for
 from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.client import CachedLLM
-from llm_cache.fake_server import FakeAnthropicServer
 from llm_cache.records import CallKind, Role
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from stratune_core.round.run import run
 from tests.support.toy import ToyTask
 

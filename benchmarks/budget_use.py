@@ -31,9 +31,9 @@ from stratune_core.config.knobs import Config
 from stratune_core.config.shape import run_shape
 from stratune_core.records.enums import Stage
 from stratune_core.records.errors import BudgetError
-from stratune_core.records.events import StageResult
 from stratune_core.records.task import Task
 from stratune_core.round.run import RunResult, run
+from stratune_core.state.events import StageResult
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 N_TRAIN = 48

@@ -23,7 +23,7 @@ from llm_cache.backends.base import Backend
 from llm_cache.backends.function import FunctionBackend
 from llm_cache.records import CallKind, Message, Request, Response, Role
 from stratune_core.config.knobs import Config
-from stratune_core.feedback.prep_prompt import PREPARATION_SYSTEM
+from stratune_core.prompts.prep_prompt import PREPARATION_SYSTEM
 from stratune_core.prompts.templates import SELECTION_SYSTEM
 from stratune_core.records.llm import LLM
 from tests.support.toy import ToyOptimizer, toy_target

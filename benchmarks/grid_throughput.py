@@ -32,7 +32,7 @@ import attrs
 from rich.console import Console
 
 from benchmarks.common import BenchResult, ToyResponder, bench_parser, report, results_dir
-from llm_cache.fake_server import FakeAnthropicServer, Fault
+from llm_cache.testing.fake_server import FakeAnthropicServer, Fault
 from replay.grid.run import run_grid
 from replay.grid.spec import load_grid
 from stratune_core.records.enums import Form, Strategy

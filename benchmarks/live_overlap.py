@@ -38,8 +38,8 @@ from benchmarks.common import (
 )
 from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.client import CachedLLM
-from llm_cache.fake_server import FakeAnthropicServer
 from llm_cache.records import Role
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyTask
 

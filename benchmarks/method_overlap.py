@@ -33,8 +33,8 @@ from benchmarks.common import (
 from llm_cache.client import CachedLLM
 from llm_cache.records import Request, Response, Role
 from llm_cache.retry import RetryDecision
-from stratune_core.methods.registry import iterate_method
-from stratune_core.methods.spec import SPECS, Generator, StraTuneMethod
+from stratune_core.records.method_spec import SPECS, Generator, StraTuneMethod
+from stratune_core.round.registry import iterate_method
 from tests.support.toy import ToyTask
 from tests.support.toy_methods import MethodOptimizer, method_target
 

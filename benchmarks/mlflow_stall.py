@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from benchmarks.common import ToyResponder
-from llm_cache.fake_server import FakeAnthropicServer
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from replay.app import main as stratune
 
 WORDS = Path(__file__).resolve().parents[1] / "examples" / "grid" / "words"

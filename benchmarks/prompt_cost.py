@@ -34,9 +34,9 @@ from benchmarks.common import (
 )
 from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.client import CachedLLM
-from llm_cache.fake_server import FakeAnthropicServer, estimate_tokens
 from llm_cache.prices import default_prices
 from llm_cache.records import CallKind, Role, Usage
+from llm_cache.testing.fake_server import FakeAnthropicServer, estimate_tokens
 from stratune_core.round.run import run
 from tests.support.toy import INITIAL_SKILL, ToyTask
 

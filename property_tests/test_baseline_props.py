@@ -8,11 +8,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from stratune_core.config.knobs import Config
-from stratune_core.methods.purposes import MethodPurpose
-from stratune_core.methods.registry import iterate_method
-from stratune_core.methods.spec import (
+from stratune_core.records.method_spec import (
     Generator,
     GepaMethod,
     IterCotMethod,
@@ -21,6 +19,8 @@ from stratune_core.methods.spec import (
     TextGradMethod,
     Trace2SkillMethod,
 )
+from stratune_core.records.purposes import MethodPurpose
+from stratune_core.round.registry import iterate_method
 from tests.support.toy import InProcessLLM, ToyTask
 from tests.support.toy_methods import MethodOptimizer, method_target, unattributed
 

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from property_tests.strategies import sample_lists, seeds
+from stratune_core.evaluation.batches import make_batches
 from stratune_core.methods.splits import balanced_chunks
-from stratune_core.round.batches import make_batches
 
 
 @given(sample_lists(max_size=120), st.integers(1, 20), seeds)

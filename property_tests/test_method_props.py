@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import Verdict
 from stratune_core.round.run import run

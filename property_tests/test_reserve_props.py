@@ -8,13 +8,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import stratune_core.records.events as ev
-from stratune_core.budget.reserve import exact_reserve
+import stratune_core.state.events as ev
 from stratune_core.config.knobs import Config
-from stratune_core.evaluation.pool import contenders
 from stratune_core.records.enums import StopReason
-from stratune_core.round.context import Env
+from stratune_core.round.pool import contenders
+from stratune_core.round.reserve import exact_reserve
 from stratune_core.round.run import iterate
+from stratune_core.state.context import Env
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 

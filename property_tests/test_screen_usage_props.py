@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from property_tests.strategies import sample_lists, seeds
-from stratune_core.evaluation.ranking_smoke import smoke_threshold
 from stratune_core.evaluation.screen_usage import ScreenUsage, part_ready, solved_quota
 from stratune_core.evaluation.sets import screening_parts
+from stratune_core.round.ranking_smoke import smoke_threshold
 
 
 @given(st.integers(0, 60), st.integers(0, 20), st.integers(0, 2000))

@@ -13,9 +13,9 @@ from property_tests import strategies as S
 from stratune_core.budget.admission import Admission, Budget
 from stratune_core.budget.ledger import Ledger
 from stratune_core.config.knobs import Config
+from stratune_core.config.serde import structure, unstructure
 from stratune_core.evaluation import Check, Outcome, PairedStats
 from stratune_core.records.base import Execution, Sample, Score, TaskInfo
-from stratune_core.records.serde import structure, unstructure
 
 CASES = [
     (Sample, S.samples),

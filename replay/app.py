@@ -29,8 +29,8 @@ from replay.help_examples import add_examples
 from replay.input_files import resolved, too_deep
 from replay.redact import scrub
 from replay.tasks.registry import TASK_HELP, custom_path, shadowed_folder
-from stratune_core.methods.spec import StraTuneMethod, generator_names, method_names
 from stratune_core.records.errors import StraTuneError
+from stratune_core.records.method_spec import StraTuneMethod, generator_names, method_names
 from stratune_core.selection.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
 

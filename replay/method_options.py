@@ -13,7 +13,8 @@ from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.backends.base import Backend
 from stratune_core.config.layers import Layer
 from stratune_core.methods.estimates import minimum_budget
-from stratune_core.methods.spec import (
+from stratune_core.records.errors import ConfigError
+from stratune_core.records.method_spec import (
     Generator,
     IterCotMethod,
     Method,
@@ -21,7 +22,6 @@ from stratune_core.methods.spec import (
     StraTuneMethod,
     default_spec,
 )
-from stratune_core.records.errors import ConfigError
 
 # Options only StraTune has (its ablations and its profiles): the flag, and the argparse value
 # that means "not given".

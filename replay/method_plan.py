@@ -11,9 +11,9 @@ from llm_cache.records import Usage
 from replay.plan import CHARS_PER_TOKEN, OPTIMIZER_OUTPUT_TOKENS, OPTIMIZER_OVERHEAD_TOKENS
 from replay.plan import _cost as cost_text
 from stratune_core.config.knobs import Config
+from stratune_core.config.serde import unstructure
 from stratune_core.methods.estimates import MethodEstimate, estimate
-from stratune_core.methods.spec import MethodSpec
-from stratune_core.records.serde import unstructure
+from stratune_core.records.method_spec import MethodSpec
 from stratune_core.records.task import Task
 
 

@@ -22,11 +22,11 @@ from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, layer_config, task_layer
 from stratune_core.methods.packages import method_packages
 from stratune_core.methods.prompt_versions import prompt_version_of
-from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.records.errors import ConfigError, StraTuneError
-from stratune_core.records.events import OperatorChosen, RoundStarted
+from stratune_core.records.method_spec import MethodSpec, StraTuneMethod
 from stratune_core.records.task import Task
 from stratune_core.selection.selectors.scripted import ReplaySequence, recorded_strategies
+from stratune_core.state.events import OperatorChosen, RoundStarted
 
 MAX_BUDGET = 10**9  # target executions: far beyond any run (the paper's budgets are 6x |train|)
 PACKAGES = ("stratune", "attrs", "cattrs", "anthropic", "diskcache", "xxhash", "numpy", "rich")

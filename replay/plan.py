@@ -25,8 +25,8 @@ from replay.options import RunOptions, user_layers
 from replay.tasks.registry import BENCHMARKS
 from stratune_core.config.knobs import Config, profile
 from stratune_core.config.layers import Layer, layer_config, preset_layer, task_layer
+from stratune_core.config.serde import unstructure
 from stratune_core.config.shape import RunShape, run_shape
-from stratune_core.records.serde import unstructure
 from stratune_core.records.task import Task
 
 OPTIMIZER_CALLS_PER_ROUND = 2  # strategy selection + candidate generation

@@ -13,7 +13,7 @@ from llm_cache.accounting import Accounting
 from replay.stop_notes import stop_note
 from replay.viewer import event_line
 from replay.viewer.style import operator_label, verdict_text
-from stratune_core.records.events import (
+from stratune_core.state.events import (
     CandidateDecided,
     ConsolidationDone,
     EpochReviewed,
@@ -27,7 +27,7 @@ from stratune_core.records.events import (
     RunStarted,
     UpdateDecided,
 )
-from stratune_core.records.state import State
+from stratune_core.state.state import State
 
 BASELINE_STEPS = (UpdateDecided, RevisionRound, ConsolidationDone, EpochReviewed, FinalChosen,
                   GepaIteration)

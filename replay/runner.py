@@ -35,12 +35,12 @@ from replay.trace import SCORES, RunDir, TraceWriter
 from replay.train_hooks import TrainHooks
 from replay.verify import EXIT_FAILED, EXIT_OK, Labelled
 from stratune_core.config.knobs import Config
-from stratune_core.methods.registry import iterate_method
-from stratune_core.methods.spec import StraTuneMethod
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.events import RunFinished, SkillAdded
-from stratune_core.records.state import initial_state
+from stratune_core.records.method_spec import StraTuneMethod
 from stratune_core.records.task import Task
+from stratune_core.round.registry import iterate_method
+from stratune_core.state.events import RunFinished, SkillAdded
+from stratune_core.state.state import initial_state
 
 EXIT_STOPPED = 3  # a stop control (--max-cost, --timeout, a STOP file) ended it; resumable
 EXIT_INTERRUPTED = 130

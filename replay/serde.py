@@ -22,15 +22,15 @@ from cattrs.strategies import configure_tagged_union
 
 from llm_cache.spec import without_transport
 from stratune_core.config.knobs import Config
+from stratune_core.config.serde import TAG, make_converter, one_line
 from stratune_core.methods.prompt_versions import prompt_version_of
-from stratune_core.methods.spec import MethodSpec, StraTuneMethod
 from stratune_core.prompts.templates import PROMPT_VERSION
 from stratune_core.records.enums import Strategy
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.events import Event, SkillAdded
 from stratune_core.records.ids import text_id
-from stratune_core.records.serde import TAG, make_converter, one_line
+from stratune_core.records.method_spec import MethodSpec, StraTuneMethod
 from stratune_core.selection.selectors.scripted import ReplaySequence
+from stratune_core.state.events import Event, SkillAdded
 
 # 2: written by a version that seals every finished run (`replay/seal.py`): a finished run
 # of format 2 without a seal was altered. 1: the same fields; sealed only if it has the key.

@@ -17,9 +17,9 @@ from replay.trace import RunDir
 from replay.viewer import build_view, candidate_detail, round_detail, summary
 from replay.viewer.method_view import method_summary
 from replay.viewer.model import RunView
-from stratune_core.methods.spec import StraTuneMethod
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.events import Event
+from stratune_core.records.method_spec import StraTuneMethod
+from stratune_core.state.events import Event
 
 EXPORTS = ("svg", "html", "png", "txt")
 

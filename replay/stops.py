@@ -29,8 +29,8 @@ from llm_cache.prices import PriceTable, default_prices
 from llm_cache.records import Request, Response
 from llm_cache.store import CacheStore
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.events import Event
-from stratune_core.records.state import State
+from stratune_core.state.events import Event
+from stratune_core.state.state import State
 
 STOP_FILE = "STOP"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -35,7 +35,7 @@ from replay.serde import (
     manifest_to_json,
 )
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.events import Event, SkillAdded
+from stratune_core.state.events import Event, SkillAdded
 
 MANIFEST = "manifest.json"
 EVENTS = "events.jsonl"

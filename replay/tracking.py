@@ -38,8 +38,8 @@ from replay.trace import RunDir
 from replay.tracking_queue import FINISH_WAIT_S, TrackingQueue, bound_mlflow_http
 from stratune_core.records.enums import Verdict
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.events import BatchExecuted, CandidateDecided, Event
-from stratune_core.records.state import State
+from stratune_core.state.events import BatchExecuted, CandidateDecided, Event
+from stratune_core.state.state import State
 
 KEY_TAG = "stratune.run_key"
 ARTIFACTS = ("final_skill.txt", "events.jsonl", "usage.json", "manifest.json", "evaluation.json")

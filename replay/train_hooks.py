@@ -17,9 +17,9 @@ from llm_cache.accounting import Accounting
 from llm_cache.backends.base import Backend
 from llm_cache.gates import CallGate
 from llm_cache.records import Role
-from stratune_core.records.events import Event
-from stratune_core.records.state import State
 from stratune_core.records.task import Task
+from stratune_core.state.events import Event
+from stratune_core.state.state import State
 
 
 class RoundObserver(Protocol):

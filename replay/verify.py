@@ -46,9 +46,9 @@ from replay.serde import TraceError, check_prompt_version, digest_of, event_to_l
 from replay.skill_parts import check_learned
 from replay.trace import RunDir
 from stratune_core.config.knobs import Config
-from stratune_core.methods.registry import iterate_method
-from stratune_core.records.events import RunFinished, SkillAdded
 from stratune_core.records.task import Task
+from stratune_core.round.registry import iterate_method
+from stratune_core.state.events import RunFinished, SkillAdded
 
 EXIT_OK = 0
 EXIT_FAILED = 1

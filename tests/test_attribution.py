@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from stratune_core.config.knobs import Config, released
 from stratune_core.records.enums import Purpose
 from stratune_core.round.run import run

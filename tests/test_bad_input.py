@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Request, Response, Usage
 from replay.options import RunOptions, build_config
 from replay.serde import TaskSpec

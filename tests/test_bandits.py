@@ -9,8 +9,8 @@ import pytest
 
 from stratune_core.records.enums import Strategy, Verdict
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.history import History, HistoryEntry, OperatorChoice
 from stratune_core.selection.bandits import arm_stats, choose_bandit
+from stratune_core.state.history import History, HistoryEntry, OperatorChoice
 
 I1, I2, I3 = Strategy.I1, Strategy.I2, Strategy.I3
 OUTCOME = {1.0: Verdict.ACCEPTED, 0.5: Verdict.SAVED, 0.0: Verdict.REJECTED_SCREENING}

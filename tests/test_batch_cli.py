@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from llm_cache.fake_server import FakeAnthropicServer
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from tests.support.toy import INITIAL_SKILL, expected_answer, make_samples, toy_responder
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,9 +7,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from stratune_core.evaluation.batches import make_batches
 from stratune_core.records.base import Sample
 from stratune_core.records.errors import ConfigError, CoreInvariantError
-from stratune_core.round.batches import make_batches
 
 
 def _samples(spec: dict[str, int]) -> list[Sample]:

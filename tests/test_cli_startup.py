@@ -16,7 +16,7 @@ from tests.support.cli import ROOT
 COMMAND_ONLY = ("replay.models", "replay.serde", "replay.trace", "replay.train_hooks",
                 "replay.evaluate_command", "replay.runner", "replay.viewer", "replay.compare.render",
                 "replay.compare.tables", "replay.grid.run", "llm_cache.backends", "llm_cache.store",
-                "stratune_core.records.state", "stratune_core.records.events", "numpy")
+                "stratune_core.state.state", "stratune_core.state.events", "numpy")
 
 _PROBE = """
 import contextlib, io, json, sys
@@ -46,4 +46,4 @@ def test_the_probe_sees_a_command_that_runs():
     """The same probe, on a command that runs (`view` of a trace), does see its imports."""
     code, modules = _imported(["view", "traces/demo", "--width", "100"])
     assert code == 0
-    assert {"replay.trace", "stratune_core.records.events"} <= modules
+    assert {"replay.trace", "stratune_core.state.events"} <= modules

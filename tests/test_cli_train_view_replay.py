@@ -159,7 +159,7 @@ def test_the_package_alone_knows_no_test_doubles(tmp_path):
 
 def test_train_through_the_fake_messages_api_then_replay_offline(tmp_path):
     """Both models are reached over HTTP by the real anthropic SDK; the replay needs no server."""
-    from llm_cache.fake_server import FakeAnthropicServer
+    from llm_cache.testing.fake_server import FakeAnthropicServer
     from tests.support.toy import toy_responder
 
     out = tmp_path / "http"

@@ -11,7 +11,7 @@ from replay.compare.hybrids import build as hybrids_table
 from replay.compare.render import markdown
 from replay.compare.runs import load_runs, method_of
 from replay.compare.tables import build
-from stratune_core.methods.spec import Generator, GepaMethod, StraTuneMethod
+from stratune_core.records.method_spec import Generator, GepaMethod, StraTuneMethod
 from tests.support.cli import record_in_process
 
 RUNS = {"gepa": GepaMethod(), "gepa-hybrid": StraTuneMethod(generator=Generator.GEPA),

@@ -17,7 +17,7 @@ from replay.compare.render import markdown, render_text
 from replay.compare.runs import load_runs, method_of
 from replay.options import RunOptions
 from replay.serde import TaskSpec
-from stratune_core.methods.spec import default_spec
+from stratune_core.records.method_spec import default_spec
 from tests.support.cli import toy_extensions
 
 

@@ -12,7 +12,7 @@ import json
 import re
 
 from benchmarks.common import ToyResponder
-from llm_cache.fake_server import FakeAnthropicServer, Fault
+from llm_cache.testing.fake_server import FakeAnthropicServer, Fault
 from tests.support.cli import stratune
 
 N_TEST = 24  # the toy task's test split

@@ -20,11 +20,11 @@ from benchmarks.common import OPTIMIZER_MODEL, TARGET_MODEL, ToyResponder, toy_c
 from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.client import CachedLLM
 from llm_cache.errors import CacheCorruptError, LLMFatalError
-from llm_cache.fake_server import FakeAnthropicServer, Fault, LoggedRequest
 from llm_cache.records import Role
 from llm_cache.retry import RetryPolicy
 from llm_cache.store import CacheStore
-from stratune_core.records.serde import unstructure
+from llm_cache.testing.fake_server import FakeAnthropicServer, Fault, LoggedRequest
+from stratune_core.config.serde import unstructure
 from stratune_core.round.run import RunResult, run
 from tests.support.toy import InProcessLLM, ToyTask
 

@@ -9,14 +9,14 @@ from llm_cache.records import Response
 from stratune_core.budget.ledger import Ledger
 from stratune_core.config.knobs import Config
 from stratune_core.feedback.execution import Extras, build_feedback
-from stratune_core.feedback.extras import extend_feedback, option_stats
 from stratune_core.operators.refinement import Refinement
 from stratune_core.prompts.extras import GOLD_PAIRS_HEAD
 from stratune_core.prompts.templates import generation_prompt, selection_prompt
 from stratune_core.records.base import Execution, Sample
 from stratune_core.records.enums import Form, Strategy
-from stratune_core.records.state import initial_state
-from stratune_core.round.context import Env
+from stratune_core.round.extras import extend_feedback, option_stats
+from stratune_core.state.context import Env
+from stratune_core.state.state import initial_state
 from stratune_core.tasks.common import Splits
 from stratune_core.tasks.livemath import LiveMathItem, LiveMathTask
 from tests.support.toy import InProcessLLM, ToyTask, toy_target

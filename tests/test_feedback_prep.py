@@ -9,11 +9,11 @@ from collections import Counter
 
 from attrs import frozen
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind, ImageBlock, Message, Request, Response, Role, Usage
 from stratune_core.config.knobs import Config
 from stratune_core.config.mechanisms import VerifiedFixes
-from stratune_core.feedback.prep_prompt import parse_preparation
+from stratune_core.prompts.prep_prompt import parse_preparation
 from stratune_core.records.base import Sample
 from stratune_core.records.enums import Strategy
 from stratune_core.round.run import run
@@ -267,8 +267,8 @@ def test_the_rule_the_failures_share_reaches_the_generator():
 
 
 def test_the_shared_rule_parser_and_its_contradiction_check():
-    from stratune_core.feedback.prep import asks_for
-    from stratune_core.feedback.prep_prompt import parse_shared_rule
+    from stratune_core.prompts.prep_prompt import parse_shared_rule
+    from stratune_core.round.prep import asks_for
 
     reply = ('<sample id="a">\nrule: x\n</sample>\n<shared>\n**Rule:** Answer with the value '
              "alone.\n</shared>")

@@ -19,7 +19,7 @@ import attrs
 from replay.serde import manifest_from_json
 from stratune_core.config.knobs import Config, released
 from stratune_core.config.mechanisms import MECHANISMS, StrategyFloors, counted, flat_keys
-from stratune_core.records.serde import structure, unstructure
+from stratune_core.config.serde import structure, unstructure
 from tests.support.cli import stratune
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from attrs import frozen
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Request, Response, Usage
 from stratune_core.config.knobs import Config
-from stratune_core.operators.generation import pick
 from stratune_core.operators.patches import parse_candidates
+from stratune_core.round.generation import pick
 from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 

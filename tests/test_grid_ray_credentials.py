@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 
 from benchmarks.common import ToyResponder
-from llm_cache.fake_server import FakeAnthropicServer
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from replay.grid.ray_credentials import needs_of, passed_env
 from replay.grid.run import GridOptions, run_grid
 from replay.grid.spec import load_grid

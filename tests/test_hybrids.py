@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
+from stratune_core.config.serde import unstructure
 from stratune_core.methods import gepa_prompts, skillopt_prompts
-from stratune_core.methods.spec import Generator, StraTuneMethod
-from stratune_core.records.serde import unstructure
+from stratune_core.records.method_spec import Generator, StraTuneMethod
 from tests.support.toy import ToyTask
 from tests.support.toy_methods import run_method
 

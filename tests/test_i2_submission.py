@@ -1,18 +1,18 @@
 """I2's submission rule (paper §3.1, App. A.1): each candidate is submitted as soon as it is
 generated and I2 submits the drafts that score higher on the common subset; the one draft of a
 step goes on unless the intermediate skill beats it there. The released profile's window keeps
-its own rule (`released/i2_window.py`, tests/test_released_i2.py)."""
+its own rule (`round/i2_window.py`, tests/test_released_i2.py)."""
 
 from __future__ import annotations
 
 from attrs import frozen
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Request, Response, Usage
 from stratune_core.config.knobs import Config
-from stratune_core.operators.strategies import submits
 from stratune_core.records.enums import Strategy, Verdict
 from stratune_core.round.run import run
+from stratune_core.round.strategies import submits
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 

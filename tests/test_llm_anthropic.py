@@ -12,9 +12,9 @@ from llm_cache.backends import backend_for
 from llm_cache.backends.anthropic_backend import AnthropicBackend, build_params
 from llm_cache.client import CachedLLM
 from llm_cache.errors import CacheMiss, LLMFatalError
-from llm_cache.fake_server import FakeAnthropicServer, Fault, default_responder
 from llm_cache.records import Message, Request, Role
 from llm_cache.retry import RetryPolicy
+from llm_cache.testing.fake_server import FakeAnthropicServer, Fault, default_responder
 
 HAIKU = "claude-haiku-4-5-20251001"
 FAST = RetryPolicy(max_retries=3, base_delay=0.0)

@@ -15,11 +15,11 @@ from llm_cache.backends.anthropic_errors import classify_batch_error
 from llm_cache.batch_journal import BatchJournal
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMFatalError, SpecError
-from llm_cache.fake_server import FakeAnthropicServer, Fault, ItemOutcome
 from llm_cache.key import canonical_request, key_of_canonical
 from llm_cache.prices import default_prices
 from llm_cache.records import Message, Request, Role
 from llm_cache.retry import RetryKind, RetryPolicy
+from llm_cache.testing.fake_server import FakeAnthropicServer, Fault, ItemOutcome
 
 HAIKU = "claude-haiku-4-5-20251001"
 FAST = RetryPolicy(max_retries=2, base_delay=0.0, rate_limit_base_delay=0.0)

@@ -17,10 +17,10 @@ from llm_cache.backends import backend_for
 from llm_cache.backends.bedrock import LEGACY_VERSION, resolve_spec
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMFatalError, SpecError
-from llm_cache.fake_server import FakeAnthropicServer, Fault
 from llm_cache.records import Message, Request, Role
 from llm_cache.retry import RetryPolicy
 from llm_cache.store import CacheStore
+from llm_cache.testing.fake_server import FakeAnthropicServer, Fault
 
 HAIKU_ID = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
 HAIKU = "claude-haiku-4-5-20251001"

@@ -1,7 +1,7 @@
 """The first real call: spend caps, x-should-retry, blank blocks, timeouts, proxies, prices.
 
 Everything goes through the real SDK to the fake server, which answers as the real service
-does (see `llm_cache/fake_replies.py`). Each refusal the fake makes is checked against the SDK
+does (see `llm_cache/testing/fake_replies.py`). Each refusal the fake makes is checked against the SDK
 on its own first, so the fake is not just agreeing with our backend.
 """
 
@@ -21,10 +21,10 @@ from llm_cache.backends.base import BlankTextError
 from llm_cache.backends.function import FunctionBackend
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMFatalError
-from llm_cache.fake_server import FakeAnthropicServer, Fault
 from llm_cache.prices import default_prices
 from llm_cache.records import Message, Request, Response, Role, Usage
 from llm_cache.retry import RetryPolicy
+from llm_cache.testing.fake_server import FakeAnthropicServer, Fault
 
 HAIKU = "claude-haiku-4-5-20251001"
 FAST = RetryPolicy(max_retries=2, base_delay=0.0, rate_limit_base_delay=0.0)

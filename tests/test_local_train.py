@@ -21,7 +21,7 @@ from llm_cache.store import CacheStore
 from replay import local_model
 from replay.demo import LIVE_LIMIT, demo_live
 from replay.trace import RunDir
-from stratune_core.records.events import RoundStarted, RunFinished
+from stratune_core.state.events import RoundStarted, RunFinished
 from tests.support.docs import block_after, page
 
 MODELS = page("models.md")

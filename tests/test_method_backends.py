@@ -12,10 +12,10 @@ from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.backends.function import FunctionBackend
 from llm_cache.client import CachedLLM
 from llm_cache.errors import CacheMiss
-from llm_cache.fake_server import FakeAnthropicServer
 from llm_cache.records import Role
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from stratune_core.config.knobs import Config
-from stratune_core.records.serde import unstructure
+from stratune_core.config.serde import unstructure
 from stratune_core.round.run import run
 from tests.support.toy import (
     OPTIMIZER_MODEL,

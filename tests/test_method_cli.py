@@ -109,7 +109,7 @@ def test_a_manifest_without_a_method_is_a_stratune_run():
     import attrs
 
     from replay.serde import manifest_from_json, manifest_to_json
-    from stratune_core.methods.spec import StraTuneMethod, TextGradMethod
+    from stratune_core.records.method_spec import StraTuneMethod, TextGradMethod
 
     text = (ROOT / "tests" / "data" / "legacy_manifests" / "demo.json").read_text(encoding="utf-8")
     assert '"method"' not in text

@@ -17,7 +17,7 @@ from rich.console import Console
 from replay import models, runner, seal
 from replay.package_drift import drift_notes
 from replay.trace import RunDir
-from stratune_core.methods.spec import Generator, GepaMethod, StraTuneMethod, TextGradMethod
+from stratune_core.records.method_spec import Generator, GepaMethod, StraTuneMethod, TextGradMethod
 from tests.support.cli import ROOT, record_in_process, toy_extensions
 
 OTHER = "99.0.0"  # a gepa release no one has installed

@@ -7,11 +7,11 @@ from collections import Counter
 
 import pytest
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Role
 from stratune_core.config.knobs import Config, released
+from stratune_core.config.serde import unstructure
 from stratune_core.records.enums import Reason, Stage, Strategy, Verdict
-from stratune_core.records.serde import unstructure
 from stratune_core.round.run import run
 from stratune_core.selection.selectors.scripted import ReplaySequence
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.errors import LLMFatalError
 from llm_cache.records import Request, Response
 from stratune_core.config.knobs import Config
+from stratune_core.config.serde import unstructure
 from stratune_core.methods import gepa_prompts
-from stratune_core.methods.purposes import MethodPurpose
-from stratune_core.methods.registry import iterate_method
-from stratune_core.methods.spec import GepaMethod
 from stratune_core.records.enums import StopReason
-from stratune_core.records.serde import unstructure
+from stratune_core.records.method_spec import GepaMethod
+from stratune_core.records.purposes import MethodPurpose
+from stratune_core.round.registry import iterate_method
 from tests.support.toy import RULES, InProcessLLM, ToyTask
 from tests.support.toy_methods import MethodOptimizer, method_target, run_method, unattributed
 

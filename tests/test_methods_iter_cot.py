@@ -3,13 +3,13 @@ budget, summaries logged and not charged, exemplars appended to the initial skil
 
 from __future__ import annotations
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Response, Role, Usage
 from stratune_core.config.knobs import Config
 from stratune_core.methods.iter_cot_prompts import EXEMPLARS_HEADER, REVISE, REVISE_AGAIN, SUMMARY
-from stratune_core.methods.purposes import MethodPurpose
-from stratune_core.methods.spec import IterCotMethod
 from stratune_core.records.enums import StopReason
+from stratune_core.records.method_spec import IterCotMethod
+from stratune_core.records.purposes import MethodPurpose
 from tests.support.toy import INITIAL_SKILL, ToyTask
 from tests.support.toy_methods import method_target, run_method, unattributed
 

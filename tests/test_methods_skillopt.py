@@ -7,10 +7,9 @@ from __future__ import annotations
 import attrs
 from attrs import frozen
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import Response, Usage
 from stratune_core.config.knobs import Config
-from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.skillopt import SLOW_DETAIL
 from stratune_core.methods.skillopt_edits import apply_selected, edit_limit, merge, proposals, top
 from stratune_core.methods.skillopt_guidance import GUIDANCE_OPEN, guidance_of, with_guidance
@@ -22,10 +21,11 @@ from stratune_core.methods.skillopt_prompts import (
     META_SYSTEM,
     SLOW_SYSTEM,
 )
-from stratune_core.methods.spec import SkillOptMethod
 from stratune_core.operators.patches import Edit, EditOp
 from stratune_core.records.enums import StopReason
-from stratune_core.round.context import Env
+from stratune_core.records.method_spec import SkillOptMethod
+from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
+from stratune_core.state.context import Env
 from tests.support.toy import InProcessLLM, ToyTask
 from tests.support.toy_methods import MethodOptimizer, method_target, run_method, unattributed
 

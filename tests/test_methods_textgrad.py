@@ -7,16 +7,16 @@ from collections import Counter
 
 from attrs import field, frozen
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import Response, Usage
 from stratune_core.config.knobs import Config
+from stratune_core.config.serde import unstructure
 from stratune_core.methods import textgrad_prompts
 from stratune_core.methods.estimates import estimate
-from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.replies import opened_block
-from stratune_core.methods.spec import TextGradMethod
 from stratune_core.records.enums import StopReason
-from stratune_core.records.serde import unstructure
+from stratune_core.records.method_spec import TextGradMethod
+from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
 from tests.support.toy import RULES, ToyTask
 from tests.support.toy_methods import MethodOptimizer, run_method, unattributed
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from attrs import frozen
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
 from stratune_core.methods import trace2skill_prompts
 from stratune_core.methods.estimates import estimate
-from stratune_core.methods.purposes import MethodPurpose
-from stratune_core.methods.spec import Trace2SkillMethod
 from stratune_core.methods.splits import balanced_chunks
+from stratune_core.records.method_spec import Trace2SkillMethod
+from stratune_core.records.purposes import MethodPurpose
 from tests.support.toy import ToyTask
 from tests.support.toy_methods import MethodOptimizer, run_method, unattributed
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import Request, Response, Usage
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import ChoiceRule, Strategy

@@ -16,8 +16,13 @@ from llm_cache.records import CallKind, Message, Request, Role
 from replay.prompt_fit import fit_to_context
 from stratune_core.config.knobs import Config
 from stratune_core.feedback.execution import FailureCase, Feedback
-from stratune_core.feedback.prep import SOLVE_INPUT_CHARS
-from stratune_core.feedback.prep_prompt import (
+from stratune_core.operators.forms import FORM_DESCRIPTIONS, OfferedExample
+from stratune_core.operators.parsing import WHY_LIMIT
+from stratune_core.operators.patches import rewrite_cap
+from stratune_core.operators.refinement import Refinement
+from stratune_core.prompts.budget import KEEP_FAILURES, estimate_tokens, turn_budget
+from stratune_core.prompts.optimizer import repair_request
+from stratune_core.prompts.prep_prompt import (
     NOTE_CHARS,
     PREPARATION_SYSTEM,
     Diagnosis,
@@ -26,12 +31,6 @@ from stratune_core.feedback.prep_prompt import (
     SuccessNote,
     preparation_prompt,
 )
-from stratune_core.operators.forms import FORM_DESCRIPTIONS, OfferedExample
-from stratune_core.operators.optimizer import repair_request
-from stratune_core.operators.parsing import WHY_LIMIT
-from stratune_core.operators.patches import rewrite_cap
-from stratune_core.operators.refinement import Refinement
-from stratune_core.prompts.budget import KEEP_FAILURES, estimate_tokens, turn_budget
 from stratune_core.prompts.templates import (
     OPTIMIZER_SYSTEM,
     SELECTION_SYSTEM,
@@ -40,7 +39,8 @@ from stratune_core.prompts.templates import (
 )
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.history import History, HistoryEntry, OperatorChoice
+from stratune_core.round.prep import SOLVE_INPUT_CHARS
+from stratune_core.state.history import History, HistoryEntry, OperatorChoice
 
 # The longest learned skill the paper's authors published is 5,826 characters (DocVQA, Opus);
 # one full rewrite of it may reach rewrite_cap of it.

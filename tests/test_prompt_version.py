@@ -82,7 +82,7 @@ def test_each_baseline_has_its_own_version_and_only_changed_ones_moved():
     recorded under 3 are refused as stale, while GEPA's and Trace2Skill's, whose prompts did not
     change, still match the version their committed traces record."""
     from stratune_core.methods.prompt_versions import BASELINE_PROMPT_VERSIONS, prompt_version_of
-    from stratune_core.methods.spec import SPECS, StraTuneMethod
+    from stratune_core.records.method_spec import SPECS, StraTuneMethod
 
     assert set(BASELINE_PROMPT_VERSIONS) == set(SPECS) - {StraTuneMethod}
     traces = Path(__file__).resolve().parent.parent / "traces"

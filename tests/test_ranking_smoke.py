@@ -4,13 +4,13 @@ quarter of the reference's ranking score; a sound draft goes on to ranking. Off 
 
 from __future__ import annotations
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from stratune_core.config.knobs import Config, paper, released
-from stratune_core.evaluation.ranking_smoke import smoke_drafts
-from stratune_core.operators.candidates import Prepared
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
-from stratune_core.records.state import State, initial_state
-from stratune_core.round.context import Env
+from stratune_core.round.candidates import Prepared
+from stratune_core.round.ranking_smoke import smoke_drafts
+from stratune_core.state.context import Env
+from stratune_core.state.state import State, initial_state
 from tests.support.toy import BAD_RULES, RULES, InProcessLLM, ToyTask
 
 TASK = ToyTask(n_train=120)

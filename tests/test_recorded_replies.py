@@ -27,10 +27,10 @@ import pytest
 from attrs import frozen
 
 from llm_cache.store import CacheStore
-from stratune_core.operators.candidates import Checked, check_candidate, resolve_form
 from stratune_core.operators.forms import OfferedExample
 from stratune_core.operators.patches import RawCandidate, parse_candidates
 from stratune_core.records.enums import Form, Reason
+from stratune_core.round.candidates import Checked, check_candidate, resolve_form
 
 TRACES = Path(__file__).resolve().parents[1] / "traces"
 _ONLY = re.compile(r"Write exactly 1 candidate in form (F[1-4]) only\.")

@@ -11,7 +11,7 @@ import io
 
 from rich.console import Console
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from replay.viewer import build_view, candidate_detail
 from stratune_core.config.knobs import Config, paper, released
 from stratune_core.evaluation import screen

@@ -8,13 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from stratune_core.config.knobs import Config, paper, released
 from stratune_core.config.mechanisms import EarlyStopping
-from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
-from stratune_core.evaluation.pool import seating
-from stratune_core.evaluation.screening_run import Candidate, screen_candidate
-from stratune_core.evaluation.stages import run_stage
 from stratune_core.records.enums import (
     Form,
     Purpose,
@@ -25,10 +21,14 @@ from stratune_core.records.enums import (
     Strategy,
     Verdict,
 )
-from stratune_core.records.state import State, initial_state
-from stratune_core.round.context import Env
+from stratune_core.round.candidate_eval import Submission, evaluate_candidate
 from stratune_core.round.execute import execute_groups
+from stratune_core.round.pool import seating
+from stratune_core.round.screening_run import Candidate, screen_candidate
+from stratune_core.round.stages import run_stage
 from stratune_core.round.step import early_stop, round_step, stop_reason
+from stratune_core.state.context import Env
+from stratune_core.state.state import State, initial_state
 from tests.support.toy import (
     BAD_RULES,
     EMPHASIS_RULE,

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config, released
 from stratune_core.config.mechanisms import I2Window
-from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
-from stratune_core.feedback.verified_fixes import gist
 from stratune_core.operators.refinement import Refinement, WindowDraft
 from stratune_core.records.enums import Form, Strategy, Verdict
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.state import initial_state, round_rng
-from stratune_core.released.i2_window import add_draft, flush_window
-from stratune_core.round.context import Env
+from stratune_core.round.candidate_eval import Submission, evaluate_candidate
+from stratune_core.round.i2_window import add_draft, flush_window
 from stratune_core.round.run import run
+from stratune_core.round.verified_fixes import gist
+from stratune_core.state.context import Env
+from stratune_core.state.state import initial_state, round_rng
 from tests.support.toy import BAD_RULES, INITIAL_SKILL, LUCKY_RULE, RULES, InProcessLLM, ToyTask
 from tests.test_released_round import RELEASED
 

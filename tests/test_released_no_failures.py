@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from stratune_core.budget.admission import Budget
 from stratune_core.config.knobs import Config, released
 from stratune_core.operators.refinement import Refinement
 from stratune_core.records.enums import ChoiceRule, SkipReason, Strategy
-from stratune_core.records.state import State, initial_state
-from stratune_core.round.context import Env
 from stratune_core.round.step import round_step
+from stratune_core.state.context import Env
+from stratune_core.state.state import State, initial_state
 from tests.support.toy import RULES, InProcessLLM, ToyTask
 
 # no [X] words: a skill with the rules for [U], [R] and [D] solves every sample

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from stratune_core.config.knobs import Config, paper, released
-from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
-from stratune_core.evaluation.readiness import rescreen_deferred
 from stratune_core.records.enums import Form, Purpose, Reason, Strategy, Verdict
-from stratune_core.records.state import State, initial_state
-from stratune_core.round.context import Env
+from stratune_core.round.candidate_eval import Submission, evaluate_candidate
 from stratune_core.round.execute import execute_groups
+from stratune_core.round.readiness import rescreen_deferred
+from stratune_core.state.context import Env
+from stratune_core.state.state import State, initial_state
 from tests.support.toy import RULES, InProcessLLM, ToyTask
 
 TASK = ToyTask(n_train=120)

@@ -10,24 +10,24 @@ from collections import Counter
 
 import pytest
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind
 from stratune_core.budget.admission import Budget
 from stratune_core.budget.ledger import Ledger
 from stratune_core.config.knobs import Config, released
 from stratune_core.config.mechanisms import ResidualPooling, StrategyFloors, Warmup
 from stratune_core.feedback.execution import build_feedback
-from stratune_core.feedback.residuals import pool_residuals
 from stratune_core.records.base import Execution
 from stratune_core.records.enums import Purpose, Strategy
-from stratune_core.records.history import History, OperatorChoice
-from stratune_core.records.state import initial_state, round_rng
-from stratune_core.released.warmup import finish_warmup_round, in_warmup
-from stratune_core.round.context import Env
+from stratune_core.round.affordability import offered_strategies
 from stratune_core.round.execute import execute_groups
+from stratune_core.round.operator_choice import choose_operator
+from stratune_core.round.residuals import pool_residuals
 from stratune_core.round.run import run
-from stratune_core.selection.affordability import offered_strategies
-from stratune_core.selection.operator_choice import choose_operator
+from stratune_core.round.warmup import finish_warmup_round, in_warmup
+from stratune_core.state.context import Env
+from stratune_core.state.history import History, OperatorChoice
+from stratune_core.state.state import initial_state, round_rng
 from tests.support.mechanisms import CLOSING_A
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 

@@ -10,13 +10,13 @@ import pytest
 
 from llm_cache.backends.anthropic_backend import AnthropicBackend
 from llm_cache.client import CachedLLM
-from llm_cache.fake_server import FakeAnthropicServer
 from llm_cache.records import CallKind, Message, Request, Response, Role, Usage
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from stratune_core.config.knobs import Config
-from stratune_core.operators.optimizer import BLANK_REPLY, repair_request
+from stratune_core.prompts.optimizer import BLANK_REPLY, repair_request
 from stratune_core.prompts.templates import OPTIMIZER_SYSTEM
-from stratune_core.records.events import RunFinished
 from stratune_core.round.run import run
+from stratune_core.state.events import RunFinished
 from tests.support import toy
 
 BLANKS = ["", " ", "\n\n", " \t\r\n "]

@@ -15,7 +15,7 @@ from replay.options import RunOptions
 from replay.serde import TaskSpec
 from replay.trace import RunDir
 from stratune_core.config.knobs import Config
-from stratune_core.records.state import initial_state
+from stratune_core.state.state import initial_state
 from tests.support.cli import record_in_process, toy_extensions
 from tests.support.toy import ToyTask
 

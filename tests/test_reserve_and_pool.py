@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import stratune_core.records.events as ev
-from stratune_core.budget.reserve import exact_reserve, held, refresh
+import stratune_core.state.events as ev
 from stratune_core.config.knobs import Config, released
-from stratune_core.evaluation.candidate_eval import Submission, evaluate_candidate
-from stratune_core.evaluation.pool import contenders, prune
 from stratune_core.records.base import Execution
 from stratune_core.records.enums import Stage, Strategy, Verdict
-from stratune_core.records.state import State, initial_state
-from stratune_core.round.context import Env
+from stratune_core.round.candidate_eval import Submission, evaluate_candidate
+from stratune_core.round.pool import contenders, prune
+from stratune_core.round.reserve import exact_reserve, held, refresh
+from stratune_core.state.context import Env
+from stratune_core.state.state import State, initial_state
 from tests.support.toy import RULES, InProcessLLM, ToyTask
 
 TASK = ToyTask(n_train=48)

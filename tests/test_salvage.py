@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import numpy as np
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import Role
 from stratune_core.config.knobs import Config, released
 from stratune_core.config.mechanisms import DonorSalvage
-from stratune_core.evaluation.final import final_selection
 from stratune_core.records.enums import Purpose, Strategy, Verdict
-from stratune_core.records.history import HistoryEntry
-from stratune_core.records.state import State, initial_state
-from stratune_core.released.salvage import donors, salvage
-from stratune_core.round.context import Env
 from stratune_core.round.execute import execute_groups
+from stratune_core.round.final import final_selection
+from stratune_core.round.salvage import donors, salvage
+from stratune_core.state.context import Env
+from stratune_core.state.history import HistoryEntry
+from stratune_core.state.state import State, initial_state
 from tests.support.toy import BAD_RULES, RULES, InProcessLLM, ToyOptimizer, ToyTask
 
 TASK = ToyTask(n_train=200)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.common import ToyResponder
-from llm_cache.fake_server import FakeAnthropicServer
+from llm_cache.testing.fake_server import FakeAnthropicServer
 
 SECRET = "sk-ant-FAKE-SECRET-1234567890"
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from stratune_core.prompts.budget import estimate_tokens
 from stratune_core.prompts.history import recent_cases
 from stratune_core.prompts.templates import selection_prompt
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
-from stratune_core.records.history import History, HistoryEntry, OperatorChoice
+from stratune_core.state.history import History, HistoryEntry, OperatorChoice
 from tests.support.docs import page
 
 

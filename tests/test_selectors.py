@@ -10,13 +10,13 @@ from stratune_core.budget.admission import Budget
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import ChoiceRule, Strategy, Verdict
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.events import OperatorChosen
-from stratune_core.records.history import History, HistoryEntry, OperatorChoice
+from stratune_core.round.operator_choice import pick_strategy
 from stratune_core.selection.bandits import choose_bandit
-from stratune_core.selection.operator_choice import pick_strategy
 from stratune_core.selection.selectors.base import SelectorContext
 from stratune_core.selection.selectors.registry import SELECTORS, parse_selector, selector_usage
 from stratune_core.selection.selectors.scripted import ReplaySequence, recorded_strategies
+from stratune_core.state.events import OperatorChosen
+from stratune_core.state.history import History, HistoryEntry, OperatorChoice
 
 I1, I2, I3 = Strategy.I1, Strategy.I2, Strategy.I3
 

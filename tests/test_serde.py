@@ -11,10 +11,10 @@ import pytest
 from llm_cache.records import ImageBlock, Message, Request, Role, TextBlock
 from stratune_core.budget.ledger import Ledger
 from stratune_core.config.knobs import Config, released
+from stratune_core.config.serde import make_converter, structure, unstructure
 from stratune_core.evaluation import Outcome, screen
 from stratune_core.records.base import Execution, Sample
 from stratune_core.records.enums import Reason
-from stratune_core.records.serde import make_converter, structure, unstructure
 
 
 def _json_round_trip(obj: object, cls: type) -> object:

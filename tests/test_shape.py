@@ -8,9 +8,9 @@ from replay.plan import make_plan
 from stratune_core.config.knobs import Config, released
 from stratune_core.config.shape import run_shape
 from stratune_core.records.errors import BudgetError
-from stratune_core.records.events import RunStarted
-from stratune_core.round.context import Env
 from stratune_core.round.run import iterate
+from stratune_core.state.context import Env
+from stratune_core.state.events import RunStarted
 from tests.support.toy import InProcessLLM, ToyTask
 
 

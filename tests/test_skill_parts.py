@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
-from stratune_core.operators.candidates import Checked, Refused, check_candidate
 from stratune_core.operators.patches import Edit, EditOp, Patch, RawCandidate
 from stratune_core.prompts.templates import parts_rule
 from stratune_core.records.enums import Form, Reason
@@ -20,6 +19,7 @@ from stratune_core.records.parts import (
     part_names,
     render_parts,
 )
+from stratune_core.round.candidates import Checked, Refused, check_candidate
 from stratune_core.round.run import run
 from stratune_core.tasks.common import Placement, target_request
 from tests.support.toy import INITIAL_SKILL, InProcessLLM, ToyTask

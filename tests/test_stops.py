@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from benchmarks.common import ToyResponder
-from llm_cache.fake_server import FakeAnthropicServer
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from replay import runner
 from replay.app import main as stratune
 from replay.options import RunOptions

@@ -156,7 +156,7 @@ def test_solved_at_the_papers_bar() -> None:
     """Paper App. D: a continuous-score sample is solved at 0.9 (the released code's 0.8 is a
     `Config.success_threshold` away)."""
     from stratune_core.config.knobs import Config
-    from stratune_core.round.context import Env
+    from stratune_core.state.context import Env
 
     task = _task()
     assert task.info.success_threshold == 0.9 and not task.info.binary

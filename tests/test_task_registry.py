@@ -211,8 +211,8 @@ def _spreadsheet_dir(root: Path, n: int) -> Path:
 def test_task_runs_through_the_method(tmp_path: Path, kind: str) -> None:
     """Each task drives a short StraTune run with scripted models to its RunFinished event."""
     from stratune_core.config.knobs import Config
-    from stratune_core.records.events import RunFinished
     from stratune_core.round.run import run
+    from stratune_core.state.events import RunFinished
     from tests.support.toy import InProcessLLM, ToyOptimizer
 
     if kind == "demo":

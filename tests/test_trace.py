@@ -9,7 +9,7 @@ import json
 import pytest
 import xxhash
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from replay.serde import (
     Manifest,
     TaskSpec,

@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from benchmarks.common import ToyResponder
-from llm_cache.fake_server import FakeAnthropicServer
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from replay.app import main as stratune
 from replay.grid.run import GridOptions, run_grid
 from replay.grid.spec import load_grid

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from benchmarks.common import ToyResponder
-from llm_cache.fake_server import FakeAnthropicServer
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from replay.app import main as stratune
 from replay.tracking import RunTracker
 from replay.tracking_queue import HTTP_LIMITS

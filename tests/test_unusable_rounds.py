@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Request, Response, Role, Usage
 from replay.plan import make_plan, render_plan
 from replay.serde import manifest_from_json

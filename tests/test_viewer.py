@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from replay.serde import Manifest, TaskSpec
 from replay.show import show
 from replay.viewer import build_view, candidate_detail, event_line, round_detail, summary

@@ -1,6 +1,6 @@
 """Runs grid.toml through the real CLI with scripted models instead of Claude, then prints its
 tables: the toy target and optimizer of the test suite answer the grid's model names behind the
-bundled fake Messages API server (llm_cache/fake_server.py), reached by the real `anthropic` SDK.
+bundled fake Messages API server (llm_cache/testing/fake_server.py), reached by the real `anthropic` SDK.
 The figures describe the toy world, not Claude. Run from the repository root:
 
     python -m examples.grid.run_scripted [OUT_DIR] [--format markdown]
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.common import ToyResponder
-from llm_cache.fake_server import FakeAnthropicServer
+from llm_cache.testing.fake_server import FakeAnthropicServer
 from replay.cli import main as stratune
 
 HERE = Path(__file__).resolve().parent

@@ -20,8 +20,8 @@ from replay.options import RunOptions, parse_budget
 from replay.serde import TaskSpec
 from replay.skill_parts import check_kinds, folder_document
 from replay.tasks.registry import custom_path
-from stratune_core.methods.spec import MethodSpec, generator_names, method_names
 from stratune_core.records.errors import ConfigError, StraTuneError
+from stratune_core.records.method_spec import MethodSpec, generator_names, method_names
 
 TaskArg = str | Path | DataTask | Sequence[Row]
 SkillArg = str | Path

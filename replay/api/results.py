@@ -8,7 +8,7 @@ from attrs import field, frozen
 
 from replay.api.runs import Cost, Round, Run
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.events import Event
+from stratune_core.state.events import Event
 
 
 class RunStopped(StraTuneError):

@@ -16,7 +16,7 @@ from replay.trace import RunDir
 from replay.viewer import build_view
 from replay.viewer.model import CandidateView, RoundView, RunView
 from stratune_core.evaluation import Outcome
-from stratune_core.records.events import Event
+from stratune_core.state.events import Event
 
 
 @frozen(kw_only=True)

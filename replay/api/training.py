@@ -23,8 +23,8 @@ from replay.api.output import console_for, raise_for, raised_as_errors
 from replay.api.results import OptimizeResult, Update
 from replay.api.runs import load_run
 from replay.train_hooks import TrainHooks
-from stratune_core.records.events import Event
-from stratune_core.records.state import State
+from stratune_core.state.events import Event
+from stratune_core.state.state import State
 
 
 class _Recorder:

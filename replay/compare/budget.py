@@ -8,7 +8,7 @@ from replay.compare.group import by_pair_label_dataset, datasets, ordered
 from replay.compare.model import Column, Row, Stat, Table
 from replay.compare.runs import Run
 from stratune_core.records.enums import Verdict
-from stratune_core.records.events import (
+from stratune_core.state.events import (
     CandidateDecided,
     ExecutionsCharged,
     RoundStarted,

@@ -17,11 +17,11 @@ from replay.serde import Manifest, manifest_to_data
 from replay.tasks.registry import DATASETS
 from replay.trace import CELL_FILE, RunDir
 from stratune_core.config.knobs import Config
-from stratune_core.methods.spec import StraTuneMethod
 from stratune_core.records.enums import FormMenu
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.events import Event, RunFinished, RunStarted
+from stratune_core.records.method_spec import StraTuneMethod
 from stratune_core.selection.selectors.scripted import ReplaySequence
+from stratune_core.state.events import Event, RunFinished, RunStarted
 
 E = TypeVar("E")
 

@@ -20,8 +20,8 @@ from replay.grid.spec import Ablation, GridError, GridSpec, PairEntry, TaskEntry
 from replay.method_options import settings_of
 from replay.options import RunOptions, build_config, new_manifest
 from replay.trace import CELL_FILE, RunDir
-from stratune_core.methods.spec import StraTuneMethod
 from stratune_core.records.errors import StraTuneError
+from stratune_core.records.method_spec import StraTuneMethod
 from stratune_core.records.task import Task
 from stratune_core.selection.selectors.adaptive import LLMSelector
 from stratune_core.selection.selectors.scripted import ReplaySequence

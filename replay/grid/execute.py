@@ -22,10 +22,11 @@ from replay.grid.cells import Cell, finished, write_coordinates
 from replay.options import RunOptions
 from replay.trace import RunDir
 from replay.train_hooks import RoundObserver, TrainHooks
-from stratune_core.methods.spec import IterCotMethod
 from stratune_core.records.enums import Verdict
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.events import (
+from stratune_core.records.method_spec import IterCotMethod
+from stratune_core.records.task import Task
+from stratune_core.state.events import (
     CandidateDecided,
     Event,
     ExecutionsCharged,
@@ -33,8 +34,7 @@ from stratune_core.records.events import (
     RunFinished,
     RunStarted,
 )
-from stratune_core.records.state import State
-from stratune_core.records.task import Task
+from stratune_core.state.state import State
 
 LOG = "train.log"
 STATES = ("pending", "waiting", "running", "done", "skipped", "stopped", "failed", "blocked")

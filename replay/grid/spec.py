@@ -50,14 +50,14 @@ from replay.method_options import settings_of
 from replay.serde import TaskSpec
 from replay.tasks.registry import BUILT_IN
 from stratune_core.config.layers import config_keys
-from stratune_core.methods.spec import (
+from stratune_core.records.errors import ConfigError, StraTuneError
+from stratune_core.records.method_spec import (
     Generator,
     MethodSpec,
     StraTuneMethod,
     default_spec,
     generator_names,
 )
-from stratune_core.records.errors import ConfigError, StraTuneError
 
 TOP_KEYS = ("seeds", "budget", "test_eval", "profile", "config", "concurrency", "defaults",
             "max_connections", "tasks", "pairs", "ablations", "methods", "generators")

@@ -8,27 +8,6 @@ from rich.text import Text
 
 from replay.viewer.style import clip, operator_label, short_id, signed, verdict_text
 from stratune_core.evaluation import Outcome
-from stratune_core.records.events import (
-    BatchExecuted,
-    CandidateDecided,
-    CandidateGenerated,
-    CandidateInvalid,
-    CandidatePruned,
-    CandidateUnaffordable,
-    DraftsRanked,
-    ExecutionsCharged,
-    FeedbackPrepared,
-    FinalComparison,
-    OperatorChosen,
-    RefinementAdvanced,
-    RoundSkipped,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-    SkillAdded,
-    SkillReplaced,
-    StageResult,
-)
 from stratune_core.released.events import (
     CandidateBranched,
     EarlyStopWaived,
@@ -48,6 +27,27 @@ from stratune_core.released.events import (
     StrategiesNarrowed,
     WarmupRound,
     WindowSubmitted,
+)
+from stratune_core.state.events import (
+    BatchExecuted,
+    CandidateDecided,
+    CandidateGenerated,
+    CandidateInvalid,
+    CandidatePruned,
+    CandidateUnaffordable,
+    DraftsRanked,
+    ExecutionsCharged,
+    FeedbackPrepared,
+    FinalComparison,
+    OperatorChosen,
+    RefinementAdvanced,
+    RoundSkipped,
+    RoundStarted,
+    RunFinished,
+    RunStarted,
+    SkillAdded,
+    SkillReplaced,
+    StageResult,
 )
 
 

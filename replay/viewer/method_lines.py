@@ -1,4 +1,4 @@
-"""Event-log lines of the baselines' events (stratune_core/methods/events.py), registered on
+"""Event-log lines of the baselines' events (stratune_core/records/method_events.py), registered on
 the viewer's `event_line`."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from rich.text import Text
 
 from replay.viewer.events_log import event_line
 from replay.viewer.style import short_id
-from stratune_core.records.events import (
+from stratune_core.state.events import (
     ConsolidationDone,
     EditsSelected,
     EpochReviewed,

@@ -19,8 +19,8 @@ from replay.viewer.method_lines import consolidation_shape, gepa_outcome
 from replay.viewer.model import RunView
 from replay.viewer.style import short_id
 from replay.viewer.tables import cost_line
-from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
-from stratune_core.records.events import (
+from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
+from stratune_core.state.events import (
     ConsolidationDone,
     EpochReviewed,
     Event,

@@ -9,7 +9,7 @@ from attrs import evolve, field, frozen
 
 from stratune_core.evaluation import Outcome
 from stratune_core.records.enums import Form, Reason, Stage, Strategy, Verdict
-from stratune_core.records.events import (
+from stratune_core.state.events import (
     BatchExecuted,
     CandidateDecided,
     CandidateGenerated,

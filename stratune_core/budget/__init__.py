@@ -1,3 +1,3 @@
-"""The execution budget B, the ledger that makes executions count once, and the reserve
-for final skill selection.
+"""The execution budget B and its admission control, and the ledger that makes executions
+count once. (The reserve for final selection reads the pool: `round/reserve.py`.)
 """

@@ -1,3 +1,3 @@
-"""The one `Config` with every knob, its checks, its layering, and the run's shape
-derived from it.
+"""The one `Config` with every knob, its checks, its layering, the run's shape derived from it,
+and the converter for core records (`serde.py`).
 """

@@ -1,14 +1,18 @@
 """Released mechanisms spelt flat. A config file, a task preset and a manifest written before
 the mechanisms were records (`config/mechanisms.py`) may give a mechanism as a switch
 (`"i2_window": true`, or a count that is 0 when off, as `"warmup_solved": 18`) beside its
-parameters under their own keys (`"i2_window_drafts": 4`). `set_key` reads one such key into
-nested Config data, `nest` a whole manifest's config.
+parameters under their own keys (`"i2_window_drafts": 4`). `read` translates a layer's keys
+once, where they enter (spelling, what each sets, the order to apply them in); `apply` sets one
+on nested Config data; `nest` does both for a whole manifest's config.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, MutableMapping
 from typing import Any
+
+from attrs import frozen
 
 from stratune_core.config.mechanisms import MECHANISMS, counted, defaults, flat_keys
 from stratune_core.records.errors import ConfigError
@@ -47,32 +51,74 @@ class MechanismOff(ConfigError):
                    f"(\"{MECHANISMS[mechanism].SWITCH}\") or remove {key}", field=key)
 
 
-def set_key(data: MutableMapping[str, Any], key: str, value: Any) -> None:
-    """Apply one key of a config file or manifest, flat or nested, to nested Config data whose
-    mechanisms are None or dicts of their fields. Switches must be applied before parameters
-    (`ordered`); a parameter of a mechanism that is off raises `MechanismOff`."""
-    key = spelt_flat(key, value)
+class Sets(enum.Enum):
+    """What one key of a layer sets."""
+
+    FIELD = "field"  # a plain Config field
+    WHOLE = "whole"  # a mechanism whole: null, true/false, a table of its fields
+    SWITCH = "switch"  # a count that also switches its mechanism (0: off)
+    PARAM = "param"  # one parameter of a mechanism, which must be on
+
+
+@frozen(kw_only=True)
+class Edit:
+    """One key of a layer, read once: `key` as spelt for checks and messages (a counted
+    mechanism's count under its switch's key), `written` as the layer wrote it."""
+
+    written: str
+    key: str
+    value: Any
+    sets: Sets
+    mechanism: str = ""  # the mechanism's Config field (all but FIELD)
+    name: str = ""  # the mechanism record's field (SWITCH, PARAM)
+
+    @property
+    def keys_set(self) -> tuple[str, ...]:
+        """The keys whose origin becomes this layer's: a mechanism's with all its parameters."""
+        if self.sets in (Sets.WHOLE, Sets.SWITCH):
+            params = (k for k, p in flat_keys().items() if p.mechanism == self.mechanism)
+            return (self.mechanism, *params)
+        return (self.key,)
+
+
+def read(values: Mapping[str, Any]) -> tuple[Edit, ...]:
+    """A layer's keys as edits, in the order they apply: switches first, so a file may name a
+    parameter before its switch."""
+    return tuple(_edit(key, values[key]) for key in ordered(values))
+
+
+def _edit(written: str, value: Any) -> Edit:
+    key = spelt_flat(written, value)
     if key in MECHANISMS and not is_flat(key, value):
-        if value is None or value is False:
-            data[key] = None
-        elif value is True:
-            data[key] = data.get(key) or defaults(key)
-        else:
-            data[key] = {**(data.get(key) or defaults(key)), **value}
-        return
+        return Edit(written=written, key=key, value=value, sets=Sets.WHOLE, mechanism=key)
     if key in flat_keys():
         param = flat_keys()[key]
-        mechanism = param.mechanism
-        if param.is_switch and is_off_count(value):
+        return Edit(written=written, key=key, value=value, mechanism=param.mechanism,
+                    name=param.name, sets=Sets.SWITCH if param.is_switch else Sets.PARAM)
+    return Edit(written=written, key=key, value=value, sets=Sets.FIELD)
+
+
+def apply(data: MutableMapping[str, Any], edit: Edit) -> None:
+    """Apply one edit to nested Config data whose mechanisms are None or dicts of their fields;
+    a parameter of a mechanism that is off raises `MechanismOff`."""
+    value, mechanism = edit.value, edit.mechanism
+    if edit.sets is Sets.WHOLE:
+        if value is None or value is False:
             data[mechanism] = None
-        elif param.is_switch:
-            data[mechanism] = {**(data.get(mechanism) or defaults(mechanism)), param.name: value}
-        elif data.get(mechanism) is None:
-            raise MechanismOff.of(key)
+        elif value is True:
+            data[mechanism] = data.get(mechanism) or defaults(mechanism)
         else:
-            data[mechanism] = {**data[mechanism], param.name: value}
-        return
-    data[key] = value
+            data[mechanism] = {**(data.get(mechanism) or defaults(mechanism)), **value}
+    elif edit.sets is Sets.SWITCH and is_off_count(value):
+        data[mechanism] = None
+    elif edit.sets is Sets.SWITCH:
+        data[mechanism] = {**(data.get(mechanism) or defaults(mechanism)), edit.name: value}
+    elif edit.sets is Sets.PARAM and data.get(mechanism) is None:
+        raise MechanismOff.of(edit.key)
+    elif edit.sets is Sets.PARAM:
+        data[mechanism] = {**data[mechanism], edit.name: value}
+    else:
+        data[edit.key] = value
 
 
 def ordered(keys: Mapping[str, Any]) -> list[str]:
@@ -88,9 +134,9 @@ def nest(data: Mapping[str, Any]) -> dict[str, Any]:
     data. A flat manifest recorded every parameter, also those of mechanisms that were off,
     which had no effect and are dropped."""
     out: dict[str, Any] = {}
-    for key in ordered(data):
+    for edit in read(data):
         try:
-            set_key(out, key, data[key])
+            apply(out, edit)
         except MechanismOff:
             continue
     return out

@@ -188,7 +188,7 @@ class Config:
     # --- released-code round mechanisms (docs/design.md, "Profiles"; all off in the paper) ---
     warmup: Warmup | None = _mechanism("warmup")
     residual_pooling: ResidualPooling | None = _mechanism("residual_pooling")
-    # extra blocks of E_t in the optimizer prompts (`feedback/extras.py`)
+    # extra blocks of E_t in the optimizer prompts (`round/extras.py`)
     feedback_contrast: bool = _flag(False)  # solved samples the revision must not break
     feedback_longitudinal: bool = _flag(False)  # s_t against s_0: improved, regressed, persistent
     feedback_trajectories: bool = _flag(False)  # solved multi-step samples, step by step

@@ -19,12 +19,12 @@ import attrs
 import cattrs
 from attrs import field, frozen
 
-from stratune_core.config.flat import is_off_count, ordered, set_key, spelt_flat
+from stratune_core.config.flat import Edit, Sets, apply, is_off_count, read
 from stratune_core.config.knobs import Config, profile
 from stratune_core.config.mechanisms import MECHANISMS, counted, flat_keys
+from stratune_core.config.serde import one_line, structure, unstructure
 from stratune_core.records.base import TaskInfo
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.serde import one_line, structure, unstructure
 
 
 @frozen(kw_only=True)
@@ -66,14 +66,13 @@ def layer_config(profile_name: str, layers: Sequence[Layer]) -> Layered:
             names = ", ".join(repr(k) for k in unknown)
             # worded as the converter words an unknown key of any record ("@ $": at the top)
             raise ConfigError(f"{layer.where}: unknown field(s) {names}: remove or fix them @ $")
-        for key in ordered(layer.values):
-            value = layer.values[key]
-            _check_value(key, value, layer.where)
+        for edit in read(layer.values):  # the flat keys translated once, here
+            _check_value(edit, layer.where)
             try:
-                set_key(data, key, value)
+                apply(data, edit)
             except ConfigError as exc:
-                raise ConfigError(f"{layer.where}: {exc}", field=key) from None
-            origins.update(dict.fromkeys(_keys_set(key), layer.where))
+                raise ConfigError(f"{layer.where}: {exc}", field=edit.written) from None
+            origins.update(dict.fromkeys(edit.keys_set, layer.where))
     try:
         config = structure(data, Config)
     except ConfigError as exc:
@@ -89,38 +88,30 @@ def config_keys() -> tuple[str, ...]:
     return (*attrs.fields_dict(Config), *flat_keys())
 
 
-def _keys_set(key: str) -> tuple[str, ...]:
-    """The keys whose origin a layer's `key` becomes: a mechanism's with all its parameters."""
-    if key in MECHANISMS:
-        return (key, *(k for k, p in flat_keys().items() if p.mechanism == key))
-    if key in flat_keys() and flat_keys()[key].is_switch:
-        return _keys_set(flat_keys()[key].mechanism)
-    return (key,)
-
-
-def _attribute(key: str) -> tuple[attrs.Attribute, Any]:
-    """The field a flat key checks against, and its type."""
-    if key in flat_keys():
-        param = flat_keys()[key]
+def _attribute(edit: Edit) -> tuple[attrs.Attribute, Any]:
+    """The field an edit checks against, and its type: a flat key's is its mechanism's field
+    (also for a counted mechanism given whole, whose key is its count's)."""
+    if edit.key in flat_keys():
+        param = flat_keys()[edit.key]
         record = MECHANISMS[param.mechanism]
         return attrs.fields_dict(record)[param.name], typing.get_type_hints(record)[param.name]
-    return attrs.fields_dict(Config)[key], typing.get_type_hints(Config)[key]
+    return attrs.fields_dict(Config)[edit.key], typing.get_type_hints(Config)[edit.key]
 
 
-def _check_value(key: str, value: Any, where: str) -> None:
+def _check_value(edit: Edit, where: str) -> None:
     """One field's value, checked as the constructor will check it (without the other fields).
     A mechanism given whole (`true`, `null`, a table) is checked when the config is built; a
     count that switches one is checked unless it is 0 (off)."""
-    key = spelt_flat(key, value)
-    if key in MECHANISMS and (value is None or isinstance(value, Mapping)
-                              or isinstance(value, bool) and not counted(key)):
+    key, value = edit.key, edit.value
+    if edit.sets is Sets.WHOLE and (value is None or isinstance(value, Mapping)
+                                    or isinstance(value, bool) and not counted(key)):
         return
-    if key in flat_keys() and flat_keys()[key].is_switch and is_off_count(value):
+    if edit.sets is Sets.SWITCH and is_off_count(value):
         return
-    if key in MECHANISMS and not counted(key):
+    if edit.sets is Sets.WHOLE and not counted(key):
         raise ConfigError(f"{where}: {key}: must be true, false, null or a table of "
                           f"{MECHANISMS[key].__name__}'s fields, got {value!r:.40}", field=key)
-    attribute, kind = _attribute(key)
+    attribute, kind = _attribute(edit)
     try:
         value = structure(value, kind)
         if attribute.converter is not None:

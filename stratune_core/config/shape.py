@@ -2,7 +2,7 @@
 
 The one home of the derived sizes (budget B, the reserve for final skill selection, batches, the
 I2/I3 ranking subset, screening and validation set sizes) and of the smallest budget that pays
-for a round. The run itself (`records/state.py`, `evaluation/candidate_eval.py`) and the shell's `plan`, `train`
+for a round. The run itself (`state/state.py`, `round/candidate_eval.py`) and the shell's `plan`, `train`
 and viewer all read them from here.
 """
 
@@ -21,7 +21,7 @@ class RunShape:
     n_train: int
     budget: int  # B, target executions on training samples
     # held back for final skill selection at the start: the fixed reserve, or 0 when the reserve
-    # is exact (it grows with the saved pool as the run goes; `budget/reserve.py`) or selection is off
+    # is exact (it grows with the saved pool as the run goes; `round/reserve.py`) or selection is off
     reserve: int
     exact_reserve: bool  # the reserve follows the saved pool (paper) rather than being fixed
     n_batches: int  # batches actually made: at most one per training sample

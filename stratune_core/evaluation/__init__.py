@@ -1,9 +1,8 @@
-"""Candidate evaluation (paper App. B). The rules, re-exported here, are pure functions of score
-vectors and a `Config`: paired statistics, the Wilson bound, screening, validation, final
-selection. Their running on the state lives beside them: the sets (`evaluation/sets.py`), a
-stage (`evaluation/stages.py`), screening one candidate (`evaluation/screening_run.py`), the
-whole evaluation (`evaluation/candidate_eval.py`), the saved pool (`evaluation/pool.py`) and
-final skill selection (`evaluation/final.py`)."""
+"""Candidate evaluation's rules (paper App. B), pure functions of score vectors and a `Config`:
+paired statistics, the Wilson bound, the gates of screening and validation, probation, the
+branch rule, futility, final selection's comparison, and the sample sets and batches they are
+drawn on. Their running on the state is in the round layer (`round/stages.py`,
+`round/screening_run.py`, `round/candidate_eval.py`, `round/pool.py`, `round/final.py`)."""
 
 from __future__ import annotations
 

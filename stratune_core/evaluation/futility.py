@@ -1,7 +1,7 @@
 """The released code's early stops inside one evaluation stage (docs/design.md, "Released
 profile"): the smoke check and the stage-1 futility stop of screening, and validation's
 futility stop. Each saves the executions of a candidate that already lost on a first part.
-Pure rules over scores; `stratune_core/evaluation/stages.py` runs them."""
+Pure rules over scores; `stratune_core/round/stages.py` runs them."""
 
 from __future__ import annotations
 

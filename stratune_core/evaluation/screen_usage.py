@@ -6,7 +6,7 @@
 - a sample serves in the solved part of at most 6 screening sets and in the random part of at
   most 3 (`ScreenUsage` counts them), so the same few samples do not decide every candidate;
 - a set is ready when each part holds at least 70 % of its quota; a candidate whose set is not
-  ready waits for the next round (`evaluation/readiness.py`).
+  ready waits for the next round (`round/readiness.py`).
 """
 
 from __future__ import annotations

@@ -1,2 +1,3 @@
-"""Execution feedback E_t and its preparation before candidates are written.
+"""Execution feedback E_t: the record and how it is built from a batch's executions. (Its
+preparation by the optimizer runs in the round layer: `round/prep.py`.)
 """

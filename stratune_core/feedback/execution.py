@@ -38,7 +38,7 @@ class Longitudinal:
 
 @frozen(kw_only=True)
 class Extras:
-    """The released code's further blocks of E_t (`feedback/extras.py`); empty in the paper."""
+    """The released code's further blocks of E_t (`round/extras.py`); empty in the paper."""
 
     contrast: tuple[str, ...] = field(default=(), converter=tuple)  # solved samples, one line each
     long_gold: int = 0  # how many of `contrast` (the last ones) have the longest gold answers

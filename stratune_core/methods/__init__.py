@@ -1,4 +1,3 @@
-"""Training methods over the shared task, model cache, budget ledger and trace format: StraTune
-and the paper's baselines. `registry.iterate_method` runs the one a `MethodSpec` names.
-
-Kept free of imports: `stratune_core.records.events` imports the baselines' events from here."""
+"""The paper's baselines (TextGrad, Iter-CoT, Trace2Skill, SkillOpt, GEPA), each driving its own
+steps over the shared task, model cache, budget ledger and trace format. StraTune's rounds and
+the entry point for every method (`round/registry.iterate_method`) are in the layer above."""

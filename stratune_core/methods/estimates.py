@@ -12,7 +12,8 @@ import math
 
 from attrs import frozen
 
-from stratune_core.methods.spec import (
+from stratune_core.methods.splits import balanced_chunks
+from stratune_core.records.method_spec import (
     GepaMethod,
     IterCotMethod,
     MethodSpec,
@@ -20,7 +21,6 @@ from stratune_core.methods.spec import (
     TextGradMethod,
     Trace2SkillMethod,
 )
-from stratune_core.methods.splits import balanced_chunks
 
 
 @frozen(kw_only=True)

@@ -13,12 +13,12 @@ import attrs
 
 from llm_cache.records import Request, Response
 from stratune_core.budget.admission import admit
-from stratune_core.methods.events import ExecutionsRefused, SkillScored, TargetExecuted
-from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.state import MethodState
 from stratune_core.records.base import Execution, Sample, Score, is_solved
-from stratune_core.records.events import Event
-from stratune_core.round.context import Env
+from stratune_core.records.method_events import ExecutionsRefused, SkillScored, TargetExecuted
+from stratune_core.records.purposes import MethodPurpose
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
 
 RequestEdit = Callable[[Request], Request]
 

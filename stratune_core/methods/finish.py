@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stratune_core.methods.state import MethodState
 from stratune_core.records.enums import StopReason
-from stratune_core.records.events import Event, RunFinished
+from stratune_core.state.events import Event, RunFinished
 
 
 def finish(state: MethodState, final_id: str, reason: StopReason,

@@ -18,16 +18,16 @@ from typing import Any
 import attrs
 
 from llm_cache.records import CallKind
-from stratune_core.methods.events import GepaIteration
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.gepa_prompts import COMPONENT, REFLECTION_SYSTEM, record
-from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.state import MethodState
-from stratune_core.operators.optimizer import ask, optimizer_request
+from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.enums import StopReason
-from stratune_core.records.events import Event
 from stratune_core.records.ids import text_id
-from stratune_core.round.context import Env
+from stratune_core.records.method_events import GepaIteration
+from stratune_core.records.purposes import MethodPurpose
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
 
 
 class BudgetSpent(Exception):  # noqa: N818  (the end of GEPA's loop, not an error)

@@ -6,7 +6,7 @@ output and feedback built from the expected answer and the scorer's verdict."""
 from __future__ import annotations
 
 from stratune_core.records.base import Execution
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
 
 COMPONENT = "skill"  # the single editable component: the skill, sent as the system prompt
 

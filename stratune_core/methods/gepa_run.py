@@ -18,19 +18,19 @@ from collections.abc import Iterator
 from typing import Any
 
 from stratune_core.config.knobs import Config
-from stratune_core.methods.events import FinalChosen, SplitMade
 from stratune_core.methods.finish import finish
 from stratune_core.methods.gepa_adapter import Bridge, BudgetSpent
 from stratune_core.methods.gepa_prompts import COMPONENT
-from stratune_core.methods.spec import GepaMethod
 from stratune_core.methods.splits import split_fit_validation
 from stratune_core.methods.state import MethodState, start
 from stratune_core.records.enums import StopReason
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.events import Event
 from stratune_core.records.llm import LLM
+from stratune_core.records.method_events import FinalChosen, SplitMade
+from stratune_core.records.method_spec import GepaMethod
 from stratune_core.records.task import Task
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
 
 Step = tuple[MethodState, tuple[Event, ...]]
 

@@ -25,22 +25,22 @@ import attrs
 
 from llm_cache.records import CallKind, Message, Request
 from stratune_core.config.knobs import Config
-from stratune_core.methods.events import ExemplarsChosen, RevisionRound, SummaryChecked
 from stratune_core.methods.executions import Run, answer, charge, execute
 from stratune_core.methods.finish import finish
 from stratune_core.methods.iter_cot_prompts import SUMMARY, cot_skill, revise_turn, with_exemplars
-from stratune_core.methods.purposes import MethodPurpose
-from stratune_core.methods.spec import IterCotMethod
 from stratune_core.methods.splits import epoch_order
 from stratune_core.methods.state import MethodState, start
-from stratune_core.operators.optimizer import BLANK_REPLY
+from stratune_core.prompts.optimizer import BLANK_REPLY
 from stratune_core.records.base import is_solved
 from stratune_core.records.enums import StopReason
-from stratune_core.records.events import Event
 from stratune_core.records.llm import LLM
-from stratune_core.records.state import round_rng
+from stratune_core.records.method_events import ExemplarsChosen, RevisionRound, SummaryChecked
+from stratune_core.records.method_spec import IterCotMethod
+from stratune_core.records.purposes import MethodPurpose
 from stratune_core.records.task import Task
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
+from stratune_core.state.state import round_rng
 
 Step = tuple[MethodState, tuple[Event, ...]]
 EXEMPLAR_STREAM = 9

@@ -6,17 +6,17 @@ from __future__ import annotations
 from attrs import frozen
 
 from stratune_core.config.knobs import Config
-from stratune_core.methods.events import SplitMade
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
-from stratune_core.methods.purposes import MethodPurpose
-from stratune_core.methods.spec import SkillOptMethod, TextGradMethod
 from stratune_core.methods.splits import split_fit_validation
 from stratune_core.methods.state import MethodState, start
 from stratune_core.records.enums import StopReason
-from stratune_core.records.events import Event
+from stratune_core.records.method_events import SplitMade
+from stratune_core.records.method_spec import SkillOptMethod, TextGradMethod
+from stratune_core.records.purposes import MethodPurpose
 from stratune_core.records.task import Task
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
 
 
 @frozen(kw_only=True)

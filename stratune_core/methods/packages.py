@@ -7,7 +7,7 @@ replies, so a replay that fails after an upgrade should say which package moved.
 
 from __future__ import annotations
 
-from stratune_core.methods.spec import Generator, GepaMethod, MethodSpec, StraTuneMethod
+from stratune_core.records.method_spec import Generator, GepaMethod, MethodSpec, StraTuneMethod
 
 GEPA = "gepa"  # GEPA's optimize loop (--method gepa) and its proposal step (--generator gepa)
 

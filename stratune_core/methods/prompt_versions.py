@@ -8,7 +8,8 @@ recorded GEPA run stale. A hybrid runs StraTune's rounds, so it takes StraTune's
 
 from __future__ import annotations
 
-from stratune_core.methods.spec import (
+from stratune_core.prompts.templates import PROMPT_VERSION
+from stratune_core.records.method_spec import (
     GepaMethod,
     IterCotMethod,
     MethodSpec,
@@ -17,7 +18,6 @@ from stratune_core.methods.spec import (
     TextGradMethod,
     Trace2SkillMethod,
 )
-from stratune_core.prompts.templates import PROMPT_VERSION
 
 # Each baseline's prompts; "3" is the version they were first recorded with. Change a
 # baseline's entry whenever one of its prompts' bytes change for the same state.

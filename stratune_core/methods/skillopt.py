@@ -28,11 +28,9 @@ from collections.abc import Iterator, Sequence
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
-from stratune_core.methods.events import EditsSelected, EpochReviewed, UpdateDecided
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
 from stratune_core.methods.opening import open_with_validation
-from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.replies import last_block
 from stratune_core.methods.skillopt_edits import edit_limit, gate
 from stratune_core.methods.skillopt_guidance import guidance_of, with_guidance
@@ -45,16 +43,18 @@ from stratune_core.methods.skillopt_prompts import (
     slow_prompt,
 )
 from stratune_core.methods.skillopt_step import propose_edits
-from stratune_core.methods.spec import SkillOptMethod
 from stratune_core.methods.splits import chunks, epoch_order, steps_in
 from stratune_core.methods.state import MethodState
 from stratune_core.methods.trajectories import render
-from stratune_core.operators.optimizer import ask, optimizer_request
+from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.enums import StopReason
-from stratune_core.records.events import Event
 from stratune_core.records.llm import LLM
+from stratune_core.records.method_events import EditsSelected, EpochReviewed, UpdateDecided
+from stratune_core.records.method_spec import SkillOptMethod
+from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.records.task import Task
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
 
 Step = tuple[MethodState, tuple[Event, ...]]
 LONGITUDINAL_EPOCH = 1000  # the slow update's sample order: a stream apart from the epochs'

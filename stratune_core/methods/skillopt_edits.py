@@ -11,9 +11,7 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from llm_cache.records import CallKind
-from stratune_core.methods.events import UpdateDecided
 from stratune_core.methods.executions import execute, scored
-from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.skillopt_guidance import apply_outside_guidance
 from stratune_core.methods.skillopt_prompts import (
     FINAL_MERGE_SYSTEM,
@@ -23,10 +21,12 @@ from stratune_core.methods.skillopt_prompts import (
 )
 from stratune_core.methods.splits import chunks
 from stratune_core.methods.state import MethodState
-from stratune_core.operators.optimizer import ask, optimizer_request
 from stratune_core.operators.patches import Edit, PatchError, parse_candidates
-from stratune_core.records.events import Event
-from stratune_core.round.context import Env
+from stratune_core.prompts.optimizer import ask, optimizer_request
+from stratune_core.records.method_events import UpdateDecided
+from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
 
 _PROPOSAL = re.compile(r'<proposal\s+score\s*=\s*["\']?([0-9.]+)["\']?\s*>(.*?)</proposal>', re.S)
 

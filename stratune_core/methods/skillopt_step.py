@@ -15,9 +15,9 @@ from stratune_core.methods.skillopt_edits import apply_selected, merge, proposal
 from stratune_core.methods.skillopt_prompts import ANALYST_SYSTEM, analyst_prompt
 from stratune_core.methods.splits import chunks
 from stratune_core.methods.trajectories import render
-from stratune_core.operators.optimizer import ask, optimizer_request
+from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.base import Execution
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
 
 
 @frozen(kw_only=True)

@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from stratune_core.records.state import round_rng
+from stratune_core.state.state import round_rng
 
 SPLIT_STREAM = 7  # rng streams of the baselines, apart from StraTune's per-round streams
 ORDER_STREAM = 8

@@ -17,13 +17,13 @@ from attrs import field, frozen
 from stratune_core.budget.admission import Budget
 from stratune_core.budget.ledger import Ledger
 from stratune_core.config.knobs import Config
-from stratune_core.methods.events import MethodStarted
-from stratune_core.methods.spec import MethodSpec
+from stratune_core.config.serde import unstructure
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.events import Event, RunStarted, SkillAdded
 from stratune_core.records.ids import text_id
-from stratune_core.records.serde import unstructure
+from stratune_core.records.method_events import MethodStarted
+from stratune_core.records.method_spec import MethodSpec
 from stratune_core.records.task import Task
+from stratune_core.state.events import Event, RunStarted, SkillAdded
 
 
 @frozen(kw_only=True)

@@ -19,13 +19,10 @@ from collections.abc import Iterator, Sequence
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
-from stratune_core.methods.events import UpdateDecided
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
 from stratune_core.methods.opening import open_with_validation
-from stratune_core.methods.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.methods.replies import opened_block
-from stratune_core.methods.spec import TextGradMethod
 from stratune_core.methods.splits import chunks, epoch_order
 from stratune_core.methods.state import MethodState
 from stratune_core.methods.textgrad_prompts import (
@@ -38,13 +35,16 @@ from stratune_core.methods.textgrad_prompts import (
     update_prompt,
 )
 from stratune_core.methods.trajectories import render, render_call
-from stratune_core.operators.optimizer import ask, optimizer_request
+from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.base import Execution
 from stratune_core.records.enums import StopReason
-from stratune_core.records.events import Event
 from stratune_core.records.llm import LLM
+from stratune_core.records.method_events import UpdateDecided
+from stratune_core.records.method_spec import TextGradMethod
+from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.records.task import Task
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
 
 Step = tuple[MethodState, tuple[Event, ...]]
 

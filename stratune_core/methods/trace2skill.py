@@ -20,12 +20,9 @@ from functools import partial
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
-from stratune_core.methods.events import ConsolidationDone, FinalChosen, LessonsExtracted
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
-from stratune_core.methods.purposes import MethodPurpose
 from stratune_core.methods.replies import all_blocks, last_block
-from stratune_core.methods.spec import Trace2SkillMethod
 from stratune_core.methods.splits import balanced_chunks, epoch_order, seeded_order
 from stratune_core.methods.state import MethodState, start
 from stratune_core.methods.trace2skill_prompts import (
@@ -39,12 +36,15 @@ from stratune_core.methods.trace2skill_prompts import (
     write_prompt,
 )
 from stratune_core.methods.trajectories import render
-from stratune_core.operators.optimizer import ask, optimizer_request
+from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.enums import StopReason
-from stratune_core.records.events import Event
 from stratune_core.records.llm import LLM
+from stratune_core.records.method_events import ConsolidationDone, FinalChosen, LessonsExtracted
+from stratune_core.records.method_spec import Trace2SkillMethod
+from stratune_core.records.purposes import MethodPurpose
 from stratune_core.records.task import Task
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
 
 Step = tuple[MethodState, tuple[Event, ...]]
 

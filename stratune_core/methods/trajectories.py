@@ -6,7 +6,7 @@ contract (`Task.describe`)."""
 from __future__ import annotations
 
 from stratune_core.records.base import Execution
-from stratune_core.round.context import Env
+from stratune_core.state.context import Env
 
 
 def render_call(env: Env, execution: Execution) -> str:

@@ -1,3 +1,3 @@
-"""Revision operators: the search strategies, the forms, patches, and the optimizer
-calls that turn them into candidates.
+"""Revision operators' parts: the forms, patches, reply parsing, the refinement progress
+p_t and I2's submission record. (The strategies that run them are in `round/`.)
 """

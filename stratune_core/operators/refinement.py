@@ -10,7 +10,7 @@ from stratune_core.records.enums import Form, Strategy
 
 @frozen(kw_only=True)
 class WindowDraft:
-    """A ranked I2 draft waiting in the released code's submission window (`released/i2_window.py`)."""
+    """A ranked I2 draft waiting in the released code's submission window (`round/i2_window.py`)."""
 
     candidate_id: str
     form: Form | None

@@ -1,6 +1,6 @@
 """A candidate submitted to candidate evaluation: what screening and validation need to know
-about where it came from (`evaluation/candidate_eval.py`), and what the state keeps of a candidate whose
-screening waits for the next round (`evaluation/readiness.py`)."""
+about where it came from (`round/candidate_eval.py`), and what the state keeps of a candidate whose
+screening waits for the next round (`round/readiness.py`)."""
 
 from __future__ import annotations
 

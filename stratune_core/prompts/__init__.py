@@ -1,2 +1,3 @@
-"""Every optimizer prompt, built to a token budget.
+"""Every optimizer prompt, built to a token budget, and the optimizer call that sends one
+(`optimizer.py`).
 """

@@ -1,5 +1,5 @@
-"""The released code's further feedback blocks as prompt parts (built in `feedback/extras.py`,
-`feedback/residuals.py` and `feedback/verified_fixes.py`). Each renders only when its block holds something, so a
+"""The released code's further feedback blocks as prompt parts (built in `round/extras.py`,
+`round/residuals.py` and `round/verified_fixes.py`). Each renders only when its block holds something, so a
 run with the blocks off (the paper profile) gets the prompts it always got.
 
 Ranks follow `prompts/feedback.py`: the blocks about solved samples go with the successful
@@ -9,8 +9,8 @@ trajectories (dropped early), the training-set statistics with the solved exampl
 from __future__ import annotations
 
 from stratune_core.feedback.execution import Feedback
-from stratune_core.feedback.prep_prompt import Fix
 from stratune_core.prompts.budget import Part
+from stratune_core.prompts.prep_prompt import Fix
 
 RANK_STATS, RANK_SOLVED = 0, 1  # = RANK_EXAMPLES, RANK_SUCCESSES of prompt_feedback.py
 

@@ -10,7 +10,6 @@ intermediate skill's text, then failures beyond the first few.
 from __future__ import annotations
 
 from stratune_core.feedback.execution import FailureCase, Feedback, clip
-from stratune_core.feedback.prep_prompt import Preparation
 from stratune_core.prompts.budget import KEEP_FAILURES, Part
 from stratune_core.prompts.extras import (
     GOLD_PAIRS_HEAD,
@@ -19,6 +18,7 @@ from stratune_core.prompts.extras import (
     pooled_note,
     selection_material,
 )
+from stratune_core.prompts.prep_prompt import Preparation
 
 # Ranks: lower is dropped first. The intermediate skill's text (selection prompt only) goes
 # before the failures: the I2 generation prompt shows it whole anyway.

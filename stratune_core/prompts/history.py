@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stratune_core.records.enums import Form, Strategy, Verdict
-from stratune_core.records.history import History, HistoryEntry
+from stratune_core.state.history import History, HistoryEntry
 
 RECENT_RESULTS = 3  # outcomes repeated in the feedback block
 THEME_CHARS = 60

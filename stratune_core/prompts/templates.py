@@ -7,7 +7,7 @@ deliberate variation is I3's draw index ("draft k of K"), which is also in the c
 Each prompt is built to a token budget (`prompts/budget.py`): over it, a prompt gives up solved
 examples first, then successful trajectories, then older history rows, then failures beyond
 the first few, and says so in its first line. The feedback-preparation prompt is in
-`feedback/prep_prompt.py`; the pieces of E_t and H_t in `prompts/feedback.py` and
+`prompts/prep_prompt.py`; the pieces of E_t and H_t in `prompts/feedback.py` and
 `prompts/history.py`.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stratune_core.feedback.execution import Feedback
-from stratune_core.feedback.prep_prompt import Preparation
 from stratune_core.operators.forms import FORM_DESCRIPTIONS, STRATEGY_DESCRIPTIONS
 from stratune_core.operators.refinement import Refinement
 from stratune_core.prompts.budget import Part, fit
@@ -36,9 +35,10 @@ from stratune_core.prompts.history import (
     split_form_totals,
     strategy_totals,
 )
+from stratune_core.prompts.prep_prompt import Preparation
 from stratune_core.records.enums import Form, Strategy
-from stratune_core.records.history import History
 from stratune_core.records.parts import marker, part_names
+from stratune_core.state.history import History
 
 # The version of every optimizer prompt's wording and layout, written into each run's manifest.
 # A recorded run's model calls can be replayed only by the prompts that made them: change this

@@ -1,3 +1,4 @@
-"""Records and state: the frozen data the core reasons about (skills, samples, scores, the state
-Omega_t and its history H_t), its events, and the protocols of the task and the model door.
+"""Leaf records: the frozen data the core reasons about (skills, samples, scores, ids, enums,
+errors, skill parts, the baselines' specs and events) and the protocols of the task and the
+model door. Imports no other sub-package (docs/design.md, Layers).
 """

@@ -36,7 +36,7 @@ class Task(Protocol):
 
 
 # Optional capabilities: a task offers them by having the method. The released profile's
-# feedback blocks use them where a task has them (`feedback/extras.py`) and skip them elsewhere.
+# feedback blocks use them where a task has them (`round/extras.py`) and skip them elsewhere.
 
 
 @runtime_checkable

@@ -39,7 +39,7 @@ class ResidualsPooled:
 
 @frozen(kw_only=True)
 class FeedbackExtended:
-    """Released code: the further blocks of E_t built this round (`feedback/extras.py`):
+    """Released code: the further blocks of E_t built this round (`round/extras.py`):
     contrast samples, the longitudinal counts (improved, regressed, persistent; empty when not
     shown), solved trajectories, gold pairs shown whatever the form, answer-statistics rows."""
 

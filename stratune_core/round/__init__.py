@@ -1,3 +1,4 @@
-"""The round: `step`, the driver loop `run`, and what a round needs (context, batches,
-target executions).
+"""The parts run on the state: one round (`step`), the driver loop (`run`), target executions,
+operator choice, feedback preparation, the strategies, candidate evaluation, the released
+mechanisms, final selection, and `registry.iterate_method`, the entry point for every method.
 """

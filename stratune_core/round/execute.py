@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stratune_core.budget.admission import admit
-from stratune_core.budget.reserve import refresh
 from stratune_core.records.base import Execution, Sample, Score, is_solved
 from stratune_core.records.enums import Purpose
-from stratune_core.records.events import ExecutionsCharged
 from stratune_core.records.llm import LLM
-from stratune_core.records.state import State
 from stratune_core.records.task import Task
-from stratune_core.round.context import Env
+from stratune_core.round.reserve import refresh
+from stratune_core.state.context import Env
+from stratune_core.state.events import ExecutionsCharged
+from stratune_core.state.state import State
 
 Group = tuple[str, Sequence[str]]  # (skill id, sample ids)
 

@@ -9,16 +9,16 @@ from collections.abc import Iterator
 from attrs import frozen
 
 from stratune_core.config.knobs import Config
-from stratune_core.evaluation.final import final_selection
-from stratune_core.methods.spec import Generator
 from stratune_core.records.enums import StopReason
-from stratune_core.records.events import Event, RunFinished, RunStarted, SkillAdded
 from stratune_core.records.llm import LLM
-from stratune_core.records.state import State, initial_state, round_rng
+from stratune_core.records.method_spec import Generator
 from stratune_core.records.task import Task
-from stratune_core.released.i2_window import flush_window
-from stratune_core.round.context import Env
+from stratune_core.round.final import final_selection
+from stratune_core.round.i2_window import flush_window
 from stratune_core.round.step import round_step, stop_reason
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event, RunFinished, RunStarted, SkillAdded
+from stratune_core.state.state import State, initial_state, round_rng
 
 FINAL_STREAM = 1
 FLUSH_STREAM = 2  # the released code's I2 window flush, before final selection

@@ -11,15 +11,26 @@ from __future__ import annotations
 import numpy as np
 
 from stratune_core.config.knobs import Config
-from stratune_core.evaluation.readiness import rescreen_deferred
 from stratune_core.feedback.execution import build_feedback
-from stratune_core.feedback.extras import extend_feedback
-from stratune_core.feedback.residuals import pool_residuals
-from stratune_core.operators.hybrid import hybrid_generation
-from stratune_core.operators.strategies import RUNNERS
 from stratune_core.records.enums import Purpose, Reason, SkipReason, StopReason
 from stratune_core.records.errors import CoreInvariantError
-from stratune_core.records.events import (
+from stratune_core.records.llm import LLM
+from stratune_core.records.task import Task
+from stratune_core.released.events import EarlyStopWaived
+from stratune_core.round.execute import execute_groups
+from stratune_core.round.extras import extend_feedback
+from stratune_core.round.hybrid import hybrid_generation
+from stratune_core.round.operator_choice import (
+    choose_operator,
+    choose_without_failures,
+    refines_without_failures,
+)
+from stratune_core.round.readiness import rescreen_deferred
+from stratune_core.round.residuals import pool_residuals
+from stratune_core.round.strategies import RUNNERS
+from stratune_core.round.warmup import finish_warmup_round, in_warmup
+from stratune_core.state.context import Env
+from stratune_core.state.events import (
     BatchExecuted,
     CandidateGenerated,
     CandidateInvalid,
@@ -27,19 +38,8 @@ from stratune_core.records.events import (
     RoundSkipped,
     RoundStarted,
 )
-from stratune_core.records.llm import LLM
-from stratune_core.records.state import State
-from stratune_core.records.task import Task
-from stratune_core.records.trail import Trail
-from stratune_core.released.events import EarlyStopWaived
-from stratune_core.released.warmup import finish_warmup_round, in_warmup
-from stratune_core.round.context import Env
-from stratune_core.round.execute import execute_groups
-from stratune_core.selection.operator_choice import (
-    choose_operator,
-    choose_without_failures,
-    refines_without_failures,
-)
+from stratune_core.state.state import State
+from stratune_core.state.trail import Trail
 
 
 def step(
@@ -61,7 +61,7 @@ def next_round_cost(state: State, env: Env) -> int:
 
 def stop_reason(state: State, env: Env) -> StopReason | None:
     """Why the run must end before the next round, or None. The next round must pay for its
-    batch and for screening one candidate on top of the reserve (`budget/reserve.py`), so a run that
+    batch and for screening one candidate on top of the reserve (`round/reserve.py`), so a run that
     stops for the budget leaves at most that much unspent before final skill selection."""
     cfg = env.config
     n_q = len(state.batches)

@@ -1,3 +1,3 @@
-"""Choosing a round's revision operator: the selectors and the rules that override
-them.
+"""Strategy selectors: their records and registry, the bandits, the strategy floors, and the
+narrow views of a run they read. (The rules that override them: `round/operator_choice.py`.)
 """

@@ -1,9 +1,9 @@
 """What strategy selection reads of a run, as narrow views: the recorded choices and rewards
 of the history H_t and the few knobs a selector consults.
 
-`History` and `Config` satisfy them, but both hold selector records (a choice's source, the
-configured selector), so naming them here would join selection and the records in one import
-circle, even as type hints only.
+`History`, `Config` and `StrategyFloors` satisfy them, but they sit in layers above selection
+(they hold selector records: a choice's source, the configured selector), so naming them here
+would point an import upward (docs/design.md, Layers), even as type hints only.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from stratune_core.config.mechanisms import StrategyFloors
 from stratune_core.records.enums import Strategy
 
 
@@ -35,6 +34,17 @@ class Outcomes(Protocol):
     def round_reward(self, round_index: int) -> float: ...
 
 
+class Floors(Protocol):
+    """The strategy floors (`config.mechanisms.StrategyFloors`): budget fractions at which an
+    untried I2 and I3 are forced."""
+
+    @property
+    def i2_frac(self) -> float: ...
+
+    @property
+    def i3_frac(self) -> float: ...
+
+
 class SelectorKnobs(Protocol):
     """The config knobs selectors read."""
 
@@ -42,4 +52,4 @@ class SelectorKnobs(Protocol):
     def bandit_epsilon(self) -> float: ...
 
     @property
-    def strategy_floors(self) -> StrategyFloors | None: ...
+    def strategy_floors(self) -> Floors | None: ...

@@ -3,7 +3,7 @@
 A run whose selector never tried I2 is made to try it once 35% of the budget is spent, and I3
 likewise at 50%. It keeps a selector that always answers I1 (a weak optimizer LLM does) from
 leaving two of the three strategies untested, as long as the affordability guards offer the
-strategy (`selection/affordability.py`). Off in the `paper` profile. Only the LLM selector
+strategy (`round/affordability.py`). Off in the `paper` profile. Only the LLM selector
 applies the floors (`selection/selectors/adaptive.py`): an ablation selector is what is being studied.
 """
 

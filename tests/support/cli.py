@@ -135,7 +135,7 @@ def record_in_process(out: Path, *, seed: int = 3, test_split: str | None = None
     `overrides` are Config fields, as flags would set them; `method` a `MethodSpec`."""
     from replay import runner
     from replay.options import RunOptions
-    from stratune_core.methods.spec import StraTuneMethod
+    from stratune_core.records.method_spec import StraTuneMethod
 
     options = RunOptions(task=TaskSpec(spec="toy", limit=n_train), target="scripted:toy-target",
                          optimizer="scripted:toy-optimizer", seed=seed,

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 from attrs import frozen
 
-import stratune_core.records.events as ev
+import stratune_core.state.events as ev
 from replay.serde import TaskSpec
 from replay.trace import RunDir
 from stratune_core.config.knobs import Config, released

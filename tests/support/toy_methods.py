@@ -173,7 +173,7 @@ KEEP_TAGS = "Keep the final answer inside the answer tags."
 
 def run_method(spec, config, task, optimizer: MethodOptimizer | None = None, target=None):
     """A method's whole run against the in-process toy models: (events, last state, llm)."""
-    from stratune_core.methods.registry import iterate_method
+    from stratune_core.round.registry import iterate_method
     from tests.support.toy import InProcessLLM
 
     llm = InProcessLLM(target=target or method_target, optimizer=optimizer or MethodOptimizer())
@@ -186,7 +186,7 @@ def run_method(spec, config, task, optimizer: MethodOptimizer | None = None, tar
 def unattributed(events, budget: int) -> str | None:
     """None when every unit of budget is attributed: the `TargetExecuted` events' sample ids
     add up to the spent figure of the run, charges only grow, and nothing passes B."""
-    import stratune_core.records.events as ev
+    import stratune_core.state.events as ev
 
     charged = [e for e in events if isinstance(e, ev.TargetExecuted)]
     finished = events[-1]

@@ -2,5 +2,5 @@
 
 `base.Selector` says what a selector is, `registry.SELECTORS` lists them all; the rules that
 override any selector (first round, strategy floors, a fixed operator) live in
-`stratune_core/selection/operator_choice.py`. See docs/design.md, "Adding a selector".
+`stratune_core/round/operator_choice.py`. See docs/design.md, "Adding a selector".
 """
