@@ -124,12 +124,14 @@ CORPUS_V4 = CORPUS.with_name("optimizer_replies_demo_v4.jsonl")
 
 
 def _stratune_run(path: Path) -> bool:
-    """A StraTune training run: an evaluation directory's cache holds target executions alone,
-    and a baseline's optimizer (if any) answers its own prompts, not StraTune's patch format."""
+    """A StraTune training run with its own candidate generation: an evaluation directory's cache
+    holds target executions alone, and a baseline's optimizer (if any), or a Table 4 hybrid's
+    generator, answers its own prompts, not StraTune's patch format."""
     if not (path / "manifest.json").is_file():
         return False
     method = json.loads((path / "manifest.json").read_text()).get("method")
-    return method is None or method.get("_type") == "StraTuneMethod"
+    return method is None or (method.get("_type") == "StraTuneMethod"
+                              and method.get("generator") is None)
 
 
 TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if _stratune_run(p)), CORPUS, CORPUS_V3, CORPUS_V4]
