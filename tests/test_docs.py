@@ -172,8 +172,7 @@ def _optimizer_entries(run: str) -> list:
 
 def test_the_recording_figures_are_the_trace_caches():
     """docs/baselines.md's recording times: GEPA's reflections that ran to the token limit, their
-    mean output and seconds, and TextGrad's replies and their mean seconds, as the caches of
-    traces/demo-gepa and traces/demo-textgrad record each call."""
+    mean output and seconds, as the cache of traces/demo-gepa records each call."""
     text = re.sub(r"\s+", " ", page("baselines.md"))
     gepa = re.search(r"(\d+) of the 1\.5B optimizer's (\d+) reflections ran to the (\d+)-token "
                      r"limit \((\d+) output tokens and (\d+) s per reflection on average", text)
@@ -185,9 +184,3 @@ def test_the_recording_figures_are_the_trace_caches():
         len(at_limit), len(calls), *limit,
         round(sum(e.response.usage.output_tokens for e in calls) / len(calls)),
         round(sum(e.latency_s for e in calls) / len(calls))]
-    textgrad = re.search(r"TextGrad [\d.]+ minutes \([\d.]+ min CPU; (\d+) optimizer replies "
-                         r"recorded, (\d+) s each on average\)", text)
-    assert textgrad is not None, "docs/baselines.md no longer quotes TextGrad's replies"
-    calls = _optimizer_entries("traces/demo-textgrad")
-    assert [int(n) for n in textgrad.groups()] == [
-        len(calls), round(sum(e.latency_s for e in calls) / len(calls))]
