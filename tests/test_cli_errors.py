@@ -268,7 +268,7 @@ CASES: dict[str, Case] = {
          "--optimizer", "scripted:toy-optimizer"], ("temperature=",)),
     "?n_ctx=1": lambda tmp, run: (
         [*TRAIN[:3], "--target", "openai:m@http://127.0.0.1:9/v1?n_ctx=1", *TRAIN[5:],
-         "--out", str(tmp / "o")], ("n_ctx=", "512")),
+         "--out", str(tmp / "o")], ("n_ctx=", ">= 64")),
     "?concurrency=10^9": lambda tmp, run: (
         ["plan", "--task", "toy", "--target", "anthropic:claude-haiku-4-5?concurrency=1000000000",
          "--optimizer", "scripted:toy-optimizer"], ("concurrency=", "at most", "4096")),
