@@ -4,7 +4,7 @@ error naming the flag (exit 2), before anything is read or written."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 
 def at_least(low: int, high: int | None = None) -> Callable[[str], int]:
@@ -36,11 +36,18 @@ def directory(text: str) -> str:
 SKILL_PART_KINDS = ("description", "references")
 
 
-def part_kinds(text: str) -> tuple[str, ...]:
-    """`--skill-parts description,references`: the kinds in their fixed order."""
-    given = [k.strip() for k in text.split(",") if k.strip()]
+def ordered_kinds(given: Sequence[str]) -> tuple[str, ...]:
+    """The skill-part kinds `given`, in their fixed order; ValueError naming an unknown one."""
     for kind in given:
         if kind not in SKILL_PART_KINDS and kind != "body":
-            raise argparse.ArgumentTypeError(
-                f"{kind!r}: choose from {', '.join(SKILL_PART_KINDS)} (the body is always learnt)")
+            raise ValueError(f"{kind!r}: choose from {', '.join(SKILL_PART_KINDS)} (the body is "
+                             "always learnt)")
     return tuple(k for k in SKILL_PART_KINDS if k in given)
+
+
+def part_kinds(text: str) -> tuple[str, ...]:
+    """`--skill-parts description,references`: the kinds in their fixed order."""
+    try:
+        return ordered_kinds([k.strip() for k in text.split(",") if k.strip()])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -20,7 +20,7 @@ from replay.agent_skill import is_skill_folder, read_skill_folder
 from replay.evaluate import score_with_bar
 from replay.lock import RunLock
 from replay.serde import TaskSpec
-from replay.skill_parts import check_kinds, folder_document
+from replay.skill_parts import folder_document
 from replay.trace import RunDir
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.task import Task
@@ -30,7 +30,7 @@ INITIAL = evaluate_flags.INITIAL
 
 def run(args: argparse.Namespace, task_spec: TaskSpec, cache_dir: str, console: Console) -> int:
     task = models.load_task(task_spec, data_dir=args.data_dir)
-    kinds = check_kinds(args.skill_parts)
+    kinds = args.skill_parts  # ordered and checked by the flag's type
     skills = [(args.skill, read_skill(Path(args.skill), "--skill", kinds))]
     if args.baseline is not None:
         text = task.info.initial_skill if args.baseline == INITIAL else \

@@ -25,7 +25,7 @@ from replay.agent_skill import (
     read_skill_folder,
     write_skill_folder,
 )
-from replay.arg_types import SKILL_PART_KINDS as KINDS
+from replay.arg_types import ordered_kinds
 from stratune_core.records.parts import SkillParts, part_names, render_parts
 
 BODY = "body"
@@ -35,11 +35,10 @@ REFERENCES = "references"
 
 def check_kinds(kinds: Sequence[str], where: str = "--skill-parts") -> tuple[str, ...]:
     """The kinds in their fixed order, or one line naming the unknown one."""
-    for kind in kinds:
-        if kind not in KINDS and kind != BODY:
-            raise SkillFolderError(f"{where}: {kind!r} is not a part of a skill folder; choose "
-                                   f"from {', '.join(KINDS)} (the body is always learnt)")
-    return tuple(k for k in KINDS if k in kinds)
+    try:
+        return ordered_kinds(kinds)
+    except ValueError as exc:
+        raise SkillFolderError(f"{where}: {exc}") from None
 
 
 def reference_files(skill: AgentSkill) -> tuple[Path, ...]:
@@ -81,7 +80,7 @@ def folder_document(skill: AgentSkill, kinds: Sequence[str]) -> str:
 
 def learned_parts(skill: AgentSkill, kinds: Sequence[str], text: str) -> dict[str, str]:
     """The learned document `text` read back into its parts (the body alone for no kinds)."""
-    if not check_kinds(kinds):
+    if not kinds:
         return {BODY: text}
     parts = SkillParts.read(text)
     expected = part_names(folder_document(skill, kinds))
@@ -149,7 +148,7 @@ def check_learned(parent: Path, final_text: str, kinds: Sequence[str] = ()) -> s
         except SkillFolderError as exc:
             return f"{exc} (the learned skill folder was edited)"
         if held != final_text.strip():
-            what = "its body" if not check_kinds(kinds) else "one of its parts"
+            what = "one of its parts" if kinds else "its body"
             return (f"{folder / SKILL_FILE}: {what} differs from the recomputed final skill "
                     "(the file was edited)")
     return None

@@ -60,7 +60,7 @@ def render_parts(parts: Mapping[str, str]) -> str:
 
 
 def part_names(document: str) -> tuple[str, ...]:
-    return tuple(m.group(1) for m in _MARKER.finditer(document))
+    return SkillParts.read(document).names
 
 
 def as_used(document: str) -> str:
