@@ -1,6 +1,8 @@
-"""The bundled demo task (`replay/data/demo/`): a custom task scored with ANLS.
+"""The bundled tasks (`replay/data/<name>/`): custom tasks shipped with the package.
 
-Short replies are all the task needs, so `max_tokens` is small to keep CPU-only runs quick.
+`demo`: values from short business documents, scored with ANLS. `dates`: one date per
+sentence, written as YYYY-MM-DD, scored by exact match. Short replies are all either needs, so
+`max_tokens` is small to keep CPU-only runs quick.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from replay.tasks import custom
 from stratune_core.tasks.custom import CustomTask
 
 MAX_TOKENS = 96
+# name -> its scorer
+BUNDLED = {"demo": "anls", "dates": "exact"}
 
 
-def load(*, placement: str = "system", limit: int | None = None) -> CustomTask:
-    folder = resources.files("replay.data").joinpath("demo")
+def load(name: str = "demo", *, placement: str = "system", limit: int | None = None) -> CustomTask:
+    folder = resources.files("replay.data").joinpath(name)
     with resources.as_file(folder) as path:
-        return custom.load(path, scorer="anls", placement=placement, limit=limit, name="demo",
-                           max_tokens=MAX_TOKENS)
+        return custom.load(path, scorer=BUNDLED[name], placement=placement, limit=limit,
+                           name=name, max_tokens=MAX_TOKENS)

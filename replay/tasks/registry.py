@@ -1,7 +1,8 @@
 """`load_task(spec)`: the one entry point the CLI and the runner use to get a `Task`.
 
 spec: `livemath` (or `livemath_opus`: its presets for the Opus setting), `docvqa`, `mind2web`,
-`spreadsheetbench` (read from `data_dir`, default env STRATUNE_DATA), `demo` (bundled),
+`spreadsheetbench` (read from `data_dir`, default env STRATUNE_DATA), `demo` and `dates`
+(bundled),
 `reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`, or a path to a custom task (`.jsonl`
 file or a directory with train.jsonl/test.jsonl; see `replay.tasks.custom`; a folder named like
 a built-in task is `./<name>`). `limit` keeps the first `limit` samples of each split.
@@ -56,8 +57,8 @@ BENCHMARKS: Mapping[str, Benchmark] = {
                                   presets=lambda _profile: {}, label="SpreadsheetBench"),
 }
 OTHERS = ("reasoning-gym:<dataset>", "<path>.jsonl", "<dir>")
-NAMES = ("demo", *BENCHMARKS, *OTHERS)
-TASK_HELP = " | ".join(("demo", *BENCHMARKS, "reasoning-gym:<name>")) + \
+NAMES = (*demo.BUNDLED, *BENCHMARKS, *OTHERS)
+TASK_HELP = " | ".join((*demo.BUNDLED, *BENCHMARKS, "reasoning-gym:<name>")) + \
     " | PATH to a custom JSONL task"
 # the benchmarks' names in compare's tables, in the paper's order
 DATASETS = {name: b.label for name, b in BENCHMARKS.items() if b.label is not None}
@@ -81,8 +82,8 @@ def load_task(
                           "drop --scorer, or give --task a .jsonl file or a folder of them")
     if spec in BENCHMARKS:
         return BENCHMARKS[spec].load(data_dir, placement=placement, limit=limit)
-    if spec == "demo":
-        return demo.load(placement=placement, limit=limit)
+    if spec in demo.BUNDLED:
+        return demo.load(spec, placement=placement, limit=limit)
     if spec.startswith("reasoning-gym:"):
         return reasoning_gym.load(spec, placement=placement, limit=limit)
     if _is_custom(spec):
@@ -90,7 +91,7 @@ def load_task(
     raise ConfigError(f"task: unknown task {spec!r}; use one of {', '.join(NAMES)}")
 
 
-BUILT_IN = frozenset(("demo", *BENCHMARKS))
+BUILT_IN = frozenset((*demo.BUNDLED, *BENCHMARKS))
 
 
 def custom_path(spec: str) -> Path | None:
@@ -107,7 +108,7 @@ def shadowed_folder(spec: str) -> str | None:
     """One line when a built-in task's name is also a folder here: which of the two is taken."""
     if spec not in BUILT_IN or not Path(spec).is_dir():
         return None
-    return (f"--task {spec} is the {'bundled' if spec == 'demo' else 'benchmark'} task "
+    return (f"--task {spec} is the {'bundled' if spec in demo.BUNDLED else 'benchmark'} task "
             f"{spec!r}, not the folder ./{spec} here; give --task ./{spec} for the folder")
 
 
