@@ -19,7 +19,7 @@ from replay.method_options import check_settings
 from replay.models import canonical_model, load_task
 from replay.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
 from stratune_core.config.knobs import Config
-from stratune_core.config.layers import Layer, layer_config, task_layer
+from stratune_core.config.layers import Layer, Layered, layer_config, task_layer
 from stratune_core.methods.packages import method_packages
 from stratune_core.methods.prompt_versions import prompt_version_of
 from stratune_core.records.errors import ConfigError, StraTuneError
@@ -96,22 +96,46 @@ def _not_json(path: Path, name: str) -> Any:
 
 
 def build_config(options: RunOptions, task: Task | None = None) -> Config:
-    """The profile, then the task's preset, then the --config file, then flags (later layers
-    win), each value checked by the same validators; then the model specs, and a `replay:`
-    selector's recorded sequence. The manifest stores the result: the run's effective values.
-    `task` is the loaded task when the caller has it (else it is loaded here for its preset)."""
+    """The run's Config (`configure`, then the sizes checked against the task), with the model
+    specs and a `replay:` selector's recorded sequence. The manifest stores the result: the
+    run's effective values. `task` is the loaded task when the caller has it (else it is loaded
+    here for its preset)."""
     if task is None:
         task = load_task(options.task, data_dir=options.data_dir)
-    given = user_layers(options)
-    check_settings(options.method, given)  # a --config file's, a grid's, the API's settings
-    layered = layer_config(options.profile, [task_layer(task.info, options.profile), *given])
-    check_sizes(layered.config, len(task.split("train")), layered.origins,
-                {layer.where for layer in given})
-    config = layered.config.replace(
+    layers = configure(options, task_layer(task.info, options.profile))
+    check_sizes(layers.layered.config, len(task.split("train")), layers.layered.origins,
+                {layer.where for layer in layers.given})
+    config = layers.layered.config.replace(
         target_model=canonical_model(options.target),
         optimizer_model=canonical_model(options.optimizer),
     )
     return with_recorded_sequence(config)
+
+
+@frozen(kw_only=True)
+class Layers:
+    """The configuration as assembled: the layers in the order they apply on top of the
+    profile, the user's among them (`given`), and the result with each field's origin."""
+
+    preset: Layer
+    given: tuple[Layer, ...]
+    layered: Layered
+
+    @property
+    def applied(self) -> tuple[Layer, ...]:
+        return (self.preset, *self.given)
+
+
+def configure(options: RunOptions, preset: Layer, *, models: bool = False) -> Layers:
+    """The one place a configuration is assembled, for a run and for `plan --show-config`
+    alike: the profile, then the task's preset, then the --config file, then the flags (later
+    layers win, field by field; flat keys are translated once, in `layer_config`), each value
+    checked by the same validators, and the user's settings checked against the method. With
+    `models`, the flags include the model specs given (`--show-config` may go without them)."""
+    given = tuple(user_layers(options, models=models))
+    check_settings(options.method, list(given))  # a --config file's, a grid's, the API's
+    return Layers(preset=preset, given=given,
+                  layered=layer_config(options.profile, [preset, *given]))
 
 
 def check_sizes(config: Config, n_train: int, origins: Mapping[str, str],

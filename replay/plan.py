@@ -21,10 +21,10 @@ from rich.text import Text
 from llm_cache.prices import FREE, default_prices
 from llm_cache.records import Usage
 from replay.models import load_task
-from replay.options import RunOptions, user_layers
+from replay.options import Layers, RunOptions, configure
 from replay.tasks.registry import BENCHMARKS
 from stratune_core.config.knobs import Config, profile
-from stratune_core.config.layers import Layer, layer_config, preset_layer, task_layer
+from stratune_core.config.layers import preset_layer, task_layer
 from stratune_core.config.serde import unstructure
 from stratune_core.config.shape import RunShape, run_shape
 from stratune_core.records.task import Task
@@ -181,7 +181,8 @@ def render_plan(plan: Plan, config: Config) -> RenderableType:
 
 
 def show_config(options: RunOptions) -> dict[str, Any]:
-    """`plan --show-config`. A benchmark's preset is its class's, so no data is needed; other
+    """`plan --show-config`: the configuration `configure` assembles for the run, and where
+    each value came from. A benchmark's preset is its class's, so no data is needed; other
     tasks are loaded for theirs."""
     spec = options.task.spec
     if spec in BENCHMARKS:
@@ -189,17 +190,13 @@ def show_config(options: RunOptions) -> dict[str, Any]:
     else:
         info = load_task(options.task, data_dir=options.data_dir).info
         preset = task_layer(info, options.profile)
-    return config_report(options.profile, spec, [preset, *user_layers(options, models=True)])
+    return config_report(options.profile, spec, configure(options, preset, models=True))
 
 
-def config_report(profile_name: str, task: str, layers: list[Layer]) -> dict[str, Any]:
-    """`plan --show-config`: the effective configuration and where each value came from.
-
-    `layers`: the task preset, the --config file and the flags, in the order they apply on top
-    of the profile. The profile's own layer lists what it changes from the Config defaults (the
-    paper's values), so the paper profile's is empty. `source` names, for every field, the
-    layer that set it."""
-    layered = layer_config(profile_name, layers)
+def config_report(profile_name: str, task: str, layers: Layers) -> dict[str, Any]:
+    """The effective configuration and where each value came from. The profile's own layer
+    lists what it changes from the Config defaults (the paper's values), so the paper
+    profile's is empty. `source` names, for every field, the layer that set it."""
     defaults = unstructure(Config())
     base = unstructure(profile(profile_name))
     changed = {k: v for k, v in base.items() if v != defaults[k]}
@@ -207,7 +204,8 @@ def config_report(profile_name: str, task: str, layers: list[Layer]) -> dict[str
         "profile": profile_name,
         "task": task,
         "layers": [{"source": f"profile {profile_name}", "values": changed},
-                   *({"source": layer.where, "values": dict(layer.values)} for layer in layers)],
-        "config": unstructure(layered.config),
-        "source": dict(layered.origins),
+                   *({"source": layer.where, "values": dict(layer.values)}
+                     for layer in layers.applied)],
+        "config": unstructure(layers.layered.config),
+        "source": dict(layers.layered.origins),
     }

@@ -84,6 +84,10 @@ def load_task(
         return BENCHMARKS[spec].load(data_dir, placement=placement, limit=limit)
     if spec in demo.BUNDLED:
         return demo.load(spec, placement=placement, limit=limit)
+    if spec.startswith("dspy:"):
+        raise ConfigError(f"task {spec}: a DSPy program's run, made from Python with "
+                          "stratune.dspy; replay it from Python with the same program and "
+                          "examples: StraTune(...).replay(program, trainset=...)")
     if spec.startswith("reasoning-gym:"):
         return reasoning_gym.load(spec, placement=placement, limit=limit)
     if _is_custom(spec):

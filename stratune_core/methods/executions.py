@@ -7,7 +7,7 @@ a `TargetExecuted` event, so the events alone account for every execution of the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import attrs
 
@@ -19,8 +19,7 @@ from stratune_core.records.method_events import ExecutionsRefused, SkillScored, 
 from stratune_core.records.purposes import MethodPurpose
 from stratune_core.state.context import Env
 from stratune_core.state.events import Event
-
-RequestEdit = Callable[[Request], Request]
+from stratune_core.tasks.executions import RequestEdit, run_jobs
 
 
 @attrs.frozen(kw_only=True)
@@ -35,11 +34,14 @@ class Run:
 
 def run_samples(env: Env, skill: str, samples: Sequence[Sample],
                 edit: RequestEdit | None = None) -> tuple[Run, ...]:
-    """Execute `skill` on each sample, all calls in one `llm.complete` (run concurrently by the
-    shell); `edit` changes each request first (Iter-CoT's temperature)."""
-    per = [tuple(edit(r) if edit else r
-                 for r in env.task.requests(skill, s, env.config.target_model)) for s in samples]
-    return answer(env, samples, per)
+    """Execute `skill` on each sample (`tasks/executions.py`: every wave of calls in one
+    `llm.complete`, run concurrently by the shell); `edit` changes each request first
+    (Iter-CoT's temperature)."""
+    calls = run_jobs(env.task, env.llm, env.config.target_model, [(skill, s) for s in samples],
+                     edit)
+    return tuple(Run(sample=s, requests=c.requests, responses=c.responses,
+                     score=env.task.score(s, c.responses))
+                 for s, c in zip(samples, calls, strict=True))
 
 
 def answer(env: Env, samples: Sequence[Sample],

@@ -54,3 +54,16 @@ class AnswerOptions(Protocol):
     option's text and whether it is the correct one."""
 
     def answer_options(self, sample: Sample) -> tuple[tuple[str, bool], ...]: ...
+
+
+@runtime_checkable
+class FollowUps(Protocol):
+    """Executions whose later model calls depend on earlier replies (a program of several LM
+    calls, as a DSPy program's predictors): `requests` gives the first calls, and
+    `follow_ups(skill, sample, model, responses)` the calls that follow the replies so far (in
+    the order sent), () once the execution is complete. Pure, as `requests` is: the same
+    replies give the same calls, so the cache replays an execution call by call. `score` gets
+    every reply of the execution."""
+
+    def follow_ups(self, skill: str, sample: Sample, model: str,
+                   responses: tuple[Response, ...]) -> tuple[Request, ...]: ...

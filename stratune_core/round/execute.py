@@ -18,6 +18,7 @@ from stratune_core.round.reserve import refresh
 from stratune_core.state.context import Env
 from stratune_core.state.events import ExecutionsCharged
 from stratune_core.state.state import State
+from stratune_core.tasks.executions import run_jobs
 
 Group = tuple[str, Sequence[str]]  # (skill id, sample ids)
 
@@ -25,17 +26,12 @@ Group = tuple[str, Sequence[str]]  # (skill id, sample ids)
 def score_jobs(
     task: Task, llm: LLM, model: str, jobs: Sequence[tuple[str, Sample]]
 ) -> tuple[Score, ...]:
-    """Run each (skill text, sample) as the task's requests, all in one `llm.complete` call (so
-    the shell can run them concurrently), and score each sample on its own responses."""
-    per_job = [task.requests(skill, sample, model) for skill, sample in jobs]
-    flat = [request for requests in per_job for request in requests]
-    responses = llm.complete(flat) if flat else ()
-    scores = []
-    start = 0
-    for (_, sample), requests in zip(jobs, per_job, strict=True):
-        scores.append(task.score(sample, tuple(responses[start : start + len(requests)])))
-        start += len(requests)
-    return tuple(scores)
+    """Run each (skill text, sample) as the task's calls (`tasks/executions.py`: every wave in
+    one `llm.complete`, so the shell can run them concurrently), and score each sample on its
+    own responses."""
+    calls = run_jobs(task, llm, model, jobs)
+    return tuple(task.score(sample, c.responses)
+                 for (_, sample), c in zip(jobs, calls, strict=True))
 
 
 def execute_groups(

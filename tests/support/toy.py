@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import xxhash
 from attrs import frozen
@@ -326,25 +327,30 @@ class ToyOptimizer:
         return _candidate("F1", f"rule ({mode})", f'<edit op="append">\n{rule}\n</edit>')
 
 
+def body_request(body: Any, role: Role) -> Request:
+    """A Messages API body (as the fake server receives it) as the request it was sent for."""
+    system = body.get("system", "")
+    if isinstance(system, list):
+        system = "".join(b.get("text", "") for b in system)
+    messages = []
+    for m in body["messages"]:
+        content = m["content"]
+        text = content if isinstance(content, str) else "".join(
+            b.get("text", "") for b in content if b.get("type") == "text"
+        )
+        messages.append(Message(role=m["role"], content=text))
+    return Request(role=role, model=body["model"], system=system, messages=tuple(messages),
+                   max_tokens=body["max_tokens"])
+
+
 def toy_responder(optimizer: ToyOptimizer | None = None):
     """A fake-server responder: the Messages API body goes to the toy target or optimizer,
     chosen by the model name ("toy-target" / anything else)."""
     opt = optimizer or ToyOptimizer()
 
     def respond(body) -> str:
-        system = body.get("system", "")
-        if isinstance(system, list):
-            system = "".join(b.get("text", "") for b in system)
-        messages = []
-        for m in body["messages"]:
-            content = m["content"]
-            text = content if isinstance(content, str) else "".join(
-                b.get("text", "") for b in content if b.get("type") == "text"
-            )
-            messages.append(Message(role=m["role"], content=text))
         role = Role.TARGET if body["model"] == TARGET_MODEL else Role.OPTIMIZER
-        req = Request(role=role, model=body["model"], system=system, messages=tuple(messages),
-                      max_tokens=body["max_tokens"])
+        req = body_request(body, role)
         return (toy_target(req) if role is Role.TARGET else opt(req)).text
 
     return respond
