@@ -8,7 +8,9 @@ repo root (`python -m benchmarks.run_all`).
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
 import platform
 import re
 import time
@@ -57,8 +59,23 @@ class BenchResult:
             "name": self.name, "figure": self.figure, "target": self.target, "unit": self.unit,
             "strict": self.strict, "met": self.met, "summary": self.summary,
             "details": dict(self.details), "python": platform.python_version(),
-            "machine": platform.machine(),
+            "machine": platform.machine(), **measured_on(),
         }
+
+
+def measured_on() -> dict[str, Any]:
+    """When and on what a figure was measured: the date, the CPU model and its cores (a figure
+    from another day or machine is not comparable without them)."""
+    cpu = next((line.partition(":")[2].strip() for line in _cpuinfo().splitlines()
+                if line.startswith("model name")), platform.processor() or "unknown")
+    return {"date": datetime.date.today().isoformat(), "cpu": cpu, "cores": os.cpu_count()}
+
+
+def _cpuinfo() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def write_result(result: BenchResult, directory: Path = RESULTS_DIR) -> Path:

@@ -83,6 +83,7 @@ def test_quick_mode_reports_its_figures(name: str, tmp_path: Path):
     assert DETAILS[name] <= set(result.details), set(result.details)
     written = json.loads((tmp_path / f"{name}.json").read_text(encoding="utf-8"))
     assert written == json.loads(json.dumps(result.to_dict()))
+    assert {"date", "cpu", "cores", "machine", "python"} <= set(written)  # when and on what
     assert sorted(p.stat().st_mtime_ns for p in RESULTS_DIR.glob("*.json")) == before
     if name == "live_overlap":
         for run in (result.details["concurrency_32"], result.details["concurrency_1"]):

@@ -46,7 +46,8 @@ def _target_calls(fake: FakeAnthropicServer) -> int:
     return sum(1 for r in fake.requests if r.body.get("model") == world.TARGET)
 
 
-def test_compile_learns_the_instructions_of_a_two_predictor_program(tmp_path, server) -> None:
+def test_compile_learns_the_instructions_of_a_two_predictor_program(tmp_path, server,
+                                                                     capsys) -> None:
     program = world.Spell()
     before = {n: p.signature.instructions for n, p in program.named_predictors()}
     optimizer = _optimizer(tmp_path / "run")
@@ -73,7 +74,10 @@ def test_compile_learns_the_instructions_of_a_two_predictor_program(tmp_path, se
     assert optimizer.replay(world.Spell(), trainset=TRAIN, valset=VAL).digest == \
         result.run.manifest.event_digest
     assert main(["replay", str(result.trace)]) == 2
-    assert main(["view", str(result.trace)]) == 0
+    capsys.readouterr()
+    assert main(["view", str(result.trace), "--candidate", result.final_id]) == 0
+    shown = capsys.readouterr().out
+    assert "part draft" in shown and "part answer" in shown  # each predictor's part apart
 
 
 def test_a_second_call_reads_the_run_back_without_paying(tmp_path, server) -> None:
