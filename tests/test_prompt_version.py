@@ -86,10 +86,9 @@ def test_each_baseline_has_its_own_version_and_only_changed_ones_moved():
 
     assert set(BASELINE_PROMPT_VERSIONS) == set(SPECS) - {StraTuneMethod}
     traces = Path(__file__).resolve().parent.parent / "traces"
-    # TextGrad's version-3 trace was removed until its version-4 run is recorded
     assert BASELINE_PROMPT_VERSIONS[TextGradMethod] == "4"
     expected = {"demo-gepa": "3", "demo-trace2skill": "3", "demo-iter-cot": "4",
-                "demo-skillopt": "4"}
+                "demo-skillopt": "4", "demo-textgrad": "4"}
     for name, version in expected.items():
         manifest = manifest_from_json((traces / name / "manifest.json").read_text())
         assert prompt_version_of(manifest.method) == version, name
