@@ -37,6 +37,8 @@ class SkillParts:
 
     @classmethod
     def read(cls, document: str) -> SkillParts:
+        if "[[part: " not in document:  # a one-part skill: read on every target request
+            return cls(names=(), texts=(), preamble=document)
         found = list(_MARKER.finditer(document))
         if not found:
             return cls(names=(), texts=(), preamble=document)
