@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
 from llm_cache.records import Response
-from replay.tasks import demo
+from replay.tasks import bundled
 from replay.tasks.registry import BUILT_IN, load_task
+from tests.support.generators import generator
 
 DATES_DIR = Path(__file__).resolve().parents[1] / "replay/data/dates"
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("dates_generate", DATES_DIR / "generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return generator("dates")
 
 
 def test_committed_files_equal_generator_output() -> None:
@@ -39,14 +35,14 @@ def test_named_task_with_balanced_interleaved_strata() -> None:
     task = load_task("dates", limit=10)
     train = task.split("train")
     assert Counter(s.stratum for s in train) == {k: 2 for k in _generator().STRATA}
-    full = demo.load("dates")
+    full = bundled.load("dates")
     assert len(full.split("train")) == 120 and len(full.split("test")) == 60
 
 
 def test_day_first_convention_decides_the_score() -> None:
     """The exact scorer: the ISO date passes; the month-first reading of an ambiguous
     all-number date, a sentence around the date, or the date as written fail."""
-    task = demo.load("dates")
+    task = bundled.load("dates")
     assert task.info.initial_skill.startswith("Write the date the text gives as YYYY-MM-DD")
     ambiguous = 0
     for sample in task.split("train"):

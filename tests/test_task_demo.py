@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -12,17 +11,14 @@ from types import ModuleType
 import pytest
 
 from llm_cache.records import Response
-from replay.tasks import demo
+from replay.tasks import bundled
+from tests.support.generators import generator
 
 DEMO_DIR = Path(__file__).resolve().parents[1] / "replay/data/demo"
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("demo_generate", DEMO_DIR / "generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return generator("demo")
 
 
 def test_committed_files_equal_generator_output() -> None:
@@ -39,7 +35,7 @@ def test_generator_is_deterministic_and_seed_sensitive() -> None:
 
 def test_sizes_strata_and_short_documents() -> None:
     """At least 96 train / 48 test, five balanced strata, documents under 400 characters."""
-    task = demo.load()
+    task = bundled.load()
     train, test = task.split("train"), task.split("test")
     assert len(train) >= 96 and len(test) >= 48
     counts = Counter(s.stratum for s in train)
@@ -53,7 +49,7 @@ def test_sizes_strata_and_short_documents() -> None:
 
 def test_vague_skill_and_exact_answers_score_apart() -> None:
     """Sentence answers fail, values copied verbatim pass (ANLS, solved at 0.9)."""
-    task = demo.load()
+    task = bundled.load()
     assert task.info.initial_skill == "Answer the question about the document."
     assert task.info.success_threshold == 0.9
     for sample in task.split("test"):
@@ -70,7 +66,7 @@ def test_vague_skill_and_exact_answers_score_apart() -> None:
 )
 def test_currency_prefix_is_penalised(stratum: str, reformatted: Callable[[str], str]) -> None:
     """Adding a currency sign or code to an amount keeps the answer below the solved bar."""
-    task = demo.load()
+    task = bundled.load()
     sample = next(s for s in task.split("train")
                   if s.stratum == stratum and re.fullmatch(r"[\d,]+\.\d\d", str(s.payload.expected)))
     gold = str(sample.payload.expected)

@@ -11,7 +11,7 @@ import pytest
 
 from replay.app import main as stratune
 from replay.grid.spec import load_grid
-from replay.tasks import demo
+from replay.tasks import bundled
 from tests.grid_support import write_grid
 
 MODELS = ("--target", "anthropic:claude-haiku-4-5", "--optimizer", "anthropic:claude-sonnet-4-6")
@@ -38,7 +38,7 @@ def _training_samples(out: str) -> int:
 def test_the_name_is_the_bundled_task_and_says_so(demo_folder, capsys):
     assert stratune(["plan", "--task", "demo", *MODELS]) == 0
     captured = capsys.readouterr()
-    assert _training_samples(captured.out) == len(demo.load().split("train"))
+    assert _training_samples(captured.out) == len(bundled.load().split("train"))
     note, = captured.err.strip().splitlines()
     assert "bundled task" in note and "--task ./demo" in note
 

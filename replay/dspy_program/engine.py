@@ -39,9 +39,9 @@ def to_request(request: lm15.Request, *, model: str, max_tokens: int) -> Request
             raise TaskDataError("DSPy program: only text inputs can be sent through StraTune; "
                                 "an image or file part was given")
         messages.append(Message(role=message.role, content=message.text or ""))
-    limit = request.config.max_tokens if request.config and request.config.max_tokens else None
+    limit = (request.config.max_tokens if request.config else None) or max_tokens
     return Request(role=Role.TARGET, model=model, system=system or "",
-                   messages=tuple(messages), max_tokens=limit or max_tokens,
+                   messages=tuple(messages), max_tokens=limit,
                    kind=CallKind.TARGET_EXECUTION)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from attrs import frozen
 
-from replay.tasks import custom, demo, reasoning_gym
+from replay.tasks import bundled, custom, reasoning_gym
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.task import Task
 from stratune_core.tasks.docvqa import DocVQATask
@@ -57,8 +57,8 @@ BENCHMARKS: Mapping[str, Benchmark] = {
                                   presets=lambda _profile: {}, label="SpreadsheetBench"),
 }
 OTHERS = ("reasoning-gym:<dataset>", "<path>.jsonl", "<dir>")
-NAMES = (*demo.BUNDLED, *BENCHMARKS, *OTHERS)
-TASK_HELP = " | ".join((*demo.BUNDLED, *BENCHMARKS, "reasoning-gym:<name>")) + \
+NAMES = (*bundled.BUNDLED, *BENCHMARKS, *OTHERS)
+TASK_HELP = " | ".join((*bundled.BUNDLED, *BENCHMARKS, "reasoning-gym:<name>")) + \
     " | PATH to a custom JSONL task"
 # the benchmarks' names in compare's tables, in the paper's order
 DATASETS = {name: b.label for name, b in BENCHMARKS.items() if b.label is not None}
@@ -82,8 +82,8 @@ def load_task(
                           "drop --scorer, or give --task a .jsonl file or a folder of them")
     if spec in BENCHMARKS:
         return BENCHMARKS[spec].load(data_dir, placement=placement, limit=limit)
-    if spec in demo.BUNDLED:
-        return demo.load(spec, placement=placement, limit=limit)
+    if spec in bundled.BUNDLED:
+        return bundled.load(spec, placement=placement, limit=limit)
     if spec.startswith("dspy:"):
         raise ConfigError(f"task {spec}: a DSPy program's run, made from Python with "
                           "stratune.dspy; replay it from Python with the same program and "
@@ -95,7 +95,7 @@ def load_task(
     raise ConfigError(f"task: unknown task {spec!r}; use one of {', '.join(NAMES)}")
 
 
-BUILT_IN = frozenset((*demo.BUNDLED, *BENCHMARKS))
+BUILT_IN = frozenset((*bundled.BUNDLED, *BENCHMARKS))
 
 
 def custom_path(spec: str) -> Path | None:
@@ -112,7 +112,7 @@ def shadowed_folder(spec: str) -> str | None:
     """One line when a built-in task's name is also a folder here: which of the two is taken."""
     if spec not in BUILT_IN or not Path(spec).is_dir():
         return None
-    return (f"--task {spec} is the {'bundled' if spec in demo.BUNDLED else 'benchmark'} task "
+    return (f"--task {spec} is the {'bundled' if spec in bundled.BUNDLED else 'benchmark'} task "
             f"{spec!r}, not the folder ./{spec} here; give --task ./{spec} for the folder")
 
 

@@ -13,6 +13,7 @@ Contract:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from llm_cache.records import Request, Response
@@ -56,6 +57,9 @@ class AnswerOptions(Protocol):
     def answer_options(self, sample: Sample) -> tuple[tuple[str, bool], ...]: ...
 
 
+FollowUpsFn = Callable[[str, Sample, str, tuple[Response, ...]], tuple[Request, ...]]
+
+
 @runtime_checkable
 class FollowUps(Protocol):
     """Executions whose later model calls depend on earlier replies (a program of several LM
@@ -67,3 +71,11 @@ class FollowUps(Protocol):
 
     def follow_ups(self, skill: str, sample: Sample, model: str,
                    responses: tuple[Response, ...]) -> tuple[Request, ...]: ...
+
+
+def follow_ups_of(task: Task) -> FollowUpsFn | None:
+    """The task's `follow_ups`, or None: the capability found by its method, as
+    `isinstance(task, FollowUps)` finds it, without the runtime protocol check's cost (it runs
+    on every group of executions)."""
+    found = getattr(task, "follow_ups", None)
+    return found if callable(found) else None

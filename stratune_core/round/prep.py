@@ -38,7 +38,7 @@ from stratune_core.prompts.prep_prompt import (
     preparation_prompt,
 )
 from stratune_core.records.base import Sample, is_solved
-from stratune_core.records.task import FollowUps, Task
+from stratune_core.records.task import Task, follow_ups_of
 from stratune_core.round.verified_fixes import annotate
 from stratune_core.state.context import Env
 from stratune_core.state.events import Event, FeedbackPrepared
@@ -51,7 +51,7 @@ OUTPUT_CHARS = 400
 def solvable_input(task: Task, sample: Sample, model: str) -> str | None:
     """The sample's whole input as text, when the optimizer can answer it in one text reply that
     the task's scorer can grade: one request per sample, text only, short enough to show."""
-    if isinstance(task, FollowUps):  # later calls depend on replies: not one answer
+    if follow_ups_of(task) is not None:  # later calls depend on replies: not one answer
         return None
     requests = task.requests("", sample, model)
     if len(requests) != 1:

@@ -16,7 +16,7 @@ from llm_cache.records import Request, Response
 from stratune_core.records.base import Sample
 from stratune_core.records.errors import TaskDataError
 from stratune_core.records.llm import LLM
-from stratune_core.records.task import Task
+from stratune_core.records.task import Task, follow_ups_of
 
 RequestEdit = Callable[[Request], Request]
 # a program that keeps calling is stopped here rather than spending without end
@@ -38,9 +38,7 @@ def run_jobs(task: Task, llm: LLM, model: str, jobs: Sequence[tuple[str, Sample]
     def edited(requests: tuple[Request, ...]) -> tuple[Request, ...]:
         return tuple(edit(r) for r in requests) if edit is not None else requests
 
-    # the capability by its method (what isinstance(task, FollowUps) checks, at a fraction of
-    # the runtime protocol check's cost on every group of executions)
-    follow = getattr(task, "follow_ups", None)
+    follow = follow_ups_of(task)
     sent: list[list[Request]] = [[] for _ in jobs]
     got: list[list[Response]] = [[] for _ in jobs]
     wave = [edited(task.requests(skill, sample, model)) for skill, sample in jobs]
