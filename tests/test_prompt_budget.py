@@ -208,10 +208,13 @@ def test_the_generation_prompt_drops_examples_first_then_trajectories_then_failu
 
 def test_an_F2_prompt_keeps_two_examples_as_long_as_failures_go_first():
     def f2(budget: int) -> str:
+        """The prompt up to its forms (the patch-format example below copies one sample)."""
         return generation_prompt(skill_text="Answer.", feedback=largest_feedback(),
-                                 forms=(Form.F2,), n_candidates=1, max_edits=6, budget=budget)
+                                 forms=(Form.F2,), n_candidates=1, max_edits=6,
+                                 budget=budget).split("## Revision forms")[0]
 
-    assert f2(8_000).count("[ex-") == 2 and f2(8_000).count("- [train-") == 5
+    # 4 failures, not 5: the patch-format example repeats the first sample (900 characters here)
+    assert f2(8_000).count("[ex-") == 2 and f2(8_000).count("- [train-") == 4
     assert f2(1_000).count("[ex-") == 1 and f2(1_000).count("- [train-") == 1
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stratune_core.feedback.execution import Feedback
-from stratune_core.operators.forms import FORM_DESCRIPTIONS, STRATEGY_DESCRIPTIONS
+from stratune_core.operators.forms import FORM_DESCRIPTIONS, STRATEGY_DESCRIPTIONS, OfferedExample
 from stratune_core.operators.refinement import Refinement
 from stratune_core.prompts.budget import Part, fit
 from stratune_core.prompts.feedback import (
@@ -47,8 +47,9 @@ from stratune_core.state.history import History
 # example in the requested form; "4": every attempt in the paper profile's strategy and form
 # histories, newest first, the forms chosen while writing apart; "5": failures diagnosed with
 # their expected answers, only the task's answer markup held fixed, history rows without the
-# selection's earlier reasons).
-PROMPT_VERSION = "5"
+# selection's earlier reasons; "6": an F2 request's patch-format example made of an offered
+# solved sample's line).
+PROMPT_VERSION = "6"
 
 OPTIMIZER_SYSTEM = (
     "You improve a reusable skill: the instruction text a target model follows when it solves a "
@@ -63,7 +64,7 @@ PATCH_FORMAT = """Write each candidate in exactly this format (plain text, no JS
 <candidate>
 <form>{form}</form>
 <theme>a few words naming the change</theme>
-<sources>ids of offered examples you copied, comma-separated (F2 only)</sources>
+<sources>{sources}</sources>
 {body}
 </candidate>
 
@@ -77,14 +78,27 @@ the complete new skill
 </rewrite>"""
 _EXAMPLE_EDIT = '<edit op="append">\ntext added at the end of the skill\n</edit>'
 _EXAMPLE_REWRITE = "<rewrite>\nthe complete new skill\n</rewrite>"
+_SOURCES = "ids of offered examples you copied, comma-separated (F2 only)"
+EXAMPLES_HEADING = "Worked examples:"
 
 
-def patch_format(forms: Sequence[Form], max_edits: int) -> str:
+def patch_format(forms: Sequence[Form], max_edits: int,
+                 example: OfferedExample | None = None) -> str:
     """`PATCH_FORMAT` with its example in a requested form (the first one; the only one when a
-    single form is requested, so a model that copies the example copies the right label)."""
+    single form is requested, so a model that copies the example copies the right label).
+
+    With F2 first and a solved sample offered, the example is an F2 edit made of that sample's
+    line: a model that copies a placeholder instead of filling it in (every F2 draft of the
+    recorded runs pasted "text added at the end of the skill" or a rule there) then still writes
+    an example copied from an offered sample, which is what F2 checks."""
     form = forms[0] if forms else Form.F1
-    body = _EXAMPLE_REWRITE if form is Form.F4 else _EXAMPLE_EDIT
-    return PATCH_FORMAT.format(form=form.value, body=body, max_edits=max_edits)
+    sources, body = _SOURCES, _EXAMPLE_EDIT
+    if form is Form.F4:
+        body = _EXAMPLE_REWRITE
+    elif form is Form.F2 and example is not None:
+        sources = example.sample_id
+        body = f'<edit op="append">\n{EXAMPLES_HEADING}\n{example.line}\n</edit>'
+    return PATCH_FORMAT.format(form=form.value, sources=sources, body=body, max_edits=max_edits)
 
 
 def markup_rule(markup: Sequence[str]) -> str:
@@ -265,6 +279,12 @@ def generation_prompt(
                              keep_examples=keep_examples),
         Part(text=f"## Revision forms\n{form_menu}"),
         Part(text=f"## Your task\n{ask}{draw_note}\n{rule_text}"),
-        Part(text=patch_format(forms, max_edits)),
+        Part(text=patch_format(forms, max_edits, first_example(feedback) if with_examples else None)),
     ]
     return fit(parts, budget).text
+
+
+def first_example(feedback: Feedback) -> OfferedExample | None:
+    """The offered solved sample the F2 patch-format example is made of: the first, which a
+    prompt over its token budget keeps (`keep_examples`)."""
+    return feedback.examples[0] if feedback.examples else None
