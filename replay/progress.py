@@ -66,27 +66,36 @@ def round_line(events: Sequence[Event]) -> Text | None:
 
 
 class TrainProgress:
-    """Context manager around a rich `Progress`; `update` after every yielded round."""
+    """Context manager around a rich `Progress`; `update` after every yielded round.
+
+    The bar is transient, so a console that is not a terminal (a log file, a grid cell's log, a
+    pipe) never shows it: there is no bar then, only the lines. A bar there would still be
+    re-rendered ten times a second by its refresh thread, which in a grid of many cells cost
+    more CPU than the cells' own rounds."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self._progress = Progress(
-            TextColumn("[bold]budget"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[usage]}"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        )
-        self._task = self._progress.add_task("budget", total=None, usage="")
+        self._progress: Progress | None = None
+        if console.is_terminal:
+            self._progress = Progress(
+                TextColumn("[bold]budget"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[usage]}"),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
+            self._task = self._progress.add_task("budget", total=None, usage="")
 
     def __enter__(self) -> TrainProgress:
-        self._progress.__enter__()
+        if self._progress is not None:
+            self._progress.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._progress.__exit__(None, None, None)
+        if self._progress is not None:
+            self._progress.__exit__(None, None, None)
 
     def update(self, state: State, events: Sequence[Event], accounting: Accounting) -> None:
         for event in events:
@@ -109,5 +118,6 @@ class TrainProgress:
                                f"rounds; {usage}")
             if (note := stop_note(finished.reason)) is not None:
                 self.console.print(f"[bold yellow]warning[/]: {escape(note)}")
-        self._progress.update(self._task, total=state.budget.limit, completed=state.budget.spent,
-                              usage=usage)
+        if self._progress is not None:
+            self._progress.update(self._task, total=state.budget.limit,
+                                  completed=state.budget.spent, usage=usage)

@@ -75,3 +75,46 @@ def test_other_forms_and_an_F2_request_without_samples_keep_the_placeholder():
         assert "text added at the end of the skill" in example
         assert "ids of offered examples you copied" in example
     assert "<rewrite>" in format_example(prompt((Form.F4,)))
+
+
+# ---- which solved samples are offered: those of the failures' strata first ------------------
+
+def _dates_world(fails_too: int | None = None):
+    """The bundled dates task; the skill fails every slash sample (and train[fails_too])."""
+    from replay.tasks.registry import load_task
+    from stratune_core.budget.ledger import Ledger
+    from stratune_core.records.base import Execution
+
+    task = load_task("dates", limit=10)
+    train = task.split("train")
+    failed = {x.id for x in train if x.stratum == "slash"}
+    if fails_too is not None:
+        failed.add(train[fails_too].id)
+    ledger = Ledger.of(Execution(skill_id="s", sample_id=x.id, score=float(x.id not in failed),
+                                 solved=x.id not in failed) for x in train)
+    return task, train, ledger
+
+
+def _offered(task, train, ledger, batch, failures):
+    from stratune_core.feedback.execution import offered_examples
+
+    return [e.sample_id for e in offered_examples(
+        task=task, skill_id="s", batch_ids=batch, failure_ids=failures, ledger=ledger,
+        samples={x.id: x for x in train}, max_examples=3, train_order=[x.id for x in train])]
+
+
+def test_solved_samples_of_a_failing_stratum_are_offered_before_the_batchs_own():
+    task, train, ledger = _dates_world(fails_too=1)
+    assert [x.stratum for x in train[:6]] == ["slash", "dotted", "day-month", "month-day",
+                                              "short-year", "slash"]
+    assert train[6].stratum == "dotted"
+    batch = [train[2].id, train[3].id, train[1].id]  # day-month, month-day solved; dotted failed
+    offered = _offered(task, train, ledger, batch, failures=[train[1].id])
+    assert offered == [train[6].id, train[2].id, train[3].id]  # the solved dotted one first
+
+
+def test_without_a_solved_sample_of_the_failing_stratum_the_batchs_come_first():
+    task, train, ledger = _dates_world()
+    batch = [train[2].id, train[3].id, train[0].id]  # the slash one fails; no slash is solved
+    offered = _offered(task, train, ledger, batch, failures=[train[0].id])
+    assert offered == [train[2].id, train[3].id, train[1].id]

@@ -16,7 +16,7 @@ from stratune_core.budget.admission import Budget
 from stratune_core.budget.ledger import Ledger
 from stratune_core.config.knobs import Config, released
 from stratune_core.config.mechanisms import ResidualPooling, StrategyFloors, Warmup
-from stratune_core.feedback.execution import build_feedback
+from stratune_core.feedback.execution import build_feedback, offered_examples
 from stratune_core.records.base import Execution
 from stratune_core.records.enums import Purpose, Strategy
 from stratune_core.round.affordability import offered_strategies
@@ -163,6 +163,11 @@ def test_a_batch_with_few_failures_borrows_known_failures_from_the_ledger():
     assert set(pooled.pooled) <= pooled.shown_ids(examples=False)  # kept out of Q_s and Q_v
     again, _ = pool_residuals(state, env, fb)
     assert again == pooled  # a seeded order, no clock
+    # the offered examples follow every failure shown, the pooled ones included
+    assert pooled.examples and pooled.examples == offered_examples(
+        task=env.task, skill_id=fb.skill_id, batch_ids=fb.batch_ids,
+        failure_ids=[f.sample_id for f in pooled.failures], ledger=state.ledger,
+        samples=env.samples, max_examples=config.max_solved_offered, train_order=env.train_ids)
 
 
 def test_continuous_scores_nearest_to_solved_are_pooled_first():

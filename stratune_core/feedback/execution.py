@@ -77,6 +77,34 @@ class Feedback:
         return frozenset(shown)
 
 
+def offered_examples(
+    *,
+    task: Task,
+    skill_id: str,
+    batch_ids: Sequence[str],
+    failure_ids: Sequence[str],
+    ledger: Ledger,
+    samples: Mapping[str, Sample],
+    max_examples: int,
+    train_order: Sequence[str],
+) -> tuple[OfferedExample, ...]:
+    """Solved samples offered as worked examples (F2): those of the strata the shown failures
+    belong to first, then the rest; in each, solved batch samples first, then other training
+    samples the skill already solved, in `train_order` (deterministic, and free: the ledger
+    knows them). An example of the kind of input the skill fails on shows the intended answer
+    where the skill goes wrong; one of a kind it already solves changes nothing. A task without
+    strata keeps the plain order."""
+    solved_all = ledger.solved_ids(skill_id)
+    in_batch = set(batch_ids)
+    solved = [sid for sid in batch_ids if sid in solved_all]
+    solved += [sid for sid in train_order if sid in solved_all and sid not in in_batch]
+    failing = {samples[sid].stratum for sid in failure_ids}
+    ordered = ([sid for sid in solved if samples[sid].stratum in failing]
+               + [sid for sid in solved if samples[sid].stratum not in failing])
+    return tuple(OfferedExample(sample_id=sid, line=example_line(task, samples[sid]))
+                 for sid in ordered[:max_examples])
+
+
 def clip(text: str, limit: int) -> str:
     text = " ".join(text.split()) if "\n" not in text else text.strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -111,28 +139,24 @@ def build_feedback(
     max_examples: int,
     train_order: Sequence[str],
 ) -> Feedback:
-    """Failures of the batch (in batch order) and solved samples offered as examples: solved
-    batch samples first, then other training samples the skill already solved (ledger order
-    follows `train_order`, so the choice is deterministic and costs nothing)."""
+    """Failures of the batch (in batch order) and solved samples offered as examples
+    (`offered_examples`)."""
     execs = [ledger.get(skill_id, sid) for sid in batch_ids]
     if any(e is None for e in execs):
         raise ValueError("build_feedback needs every batch sample executed under the skill")
     failures = [failure_case(task, samples[e.sample_id], e)
                 for e in execs if e is not None and not e.solved]
-    solved_batch = [e.sample_id for e in execs if e is not None and e.solved]
-    solved_all = ledger.solved_ids(skill_id)
-    in_batch = set(batch_ids)
-    others = [sid for sid in train_order if sid in solved_all and sid not in in_batch]
-    offered = (solved_batch + others)[:max_examples]
-    examples = tuple(
-        OfferedExample(sample_id=sid, line=example_line(task, samples[sid])) for sid in offered
+    examples = offered_examples(
+        task=task, skill_id=skill_id, batch_ids=batch_ids,
+        failure_ids=[f.sample_id for f in failures], ledger=ledger, samples=samples,
+        max_examples=max_examples, train_order=train_order,
     )
     scores = [e.score for e in execs if e is not None]
     return Feedback(
         skill_id=skill_id,
         batch_ids=tuple(batch_ids),
         failures=tuple(failures[:max_failures]),
-        n_solved=len(solved_batch),
+        n_solved=sum(1 for e in execs if e is not None and e.solved),
         mean_score=sum(scores) / len(scores) if scores else 0.0,
         examples=examples,
     )

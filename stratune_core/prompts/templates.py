@@ -48,7 +48,7 @@ from stratune_core.state.history import History
 # histories, newest first, the forms chosen while writing apart; "5": failures diagnosed with
 # their expected answers, only the task's answer markup held fixed, history rows without the
 # selection's earlier reasons; "6": an F2 request's patch-format example made of an offered
-# solved sample's line).
+# solved sample's line, and the solved samples of the failures' strata offered first).
 PROMPT_VERSION = "6"
 
 OPTIMIZER_SYSTEM = (

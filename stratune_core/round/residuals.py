@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import xxhash
 
-from stratune_core.feedback.execution import Feedback, failure_case
+from stratune_core.feedback.execution import Feedback, failure_case, offered_examples
 from stratune_core.released.events import ResidualsPooled
 from stratune_core.state.context import Env
 from stratune_core.state.state import State
@@ -52,6 +52,13 @@ def pool_residuals(
     pooled = known[:room]
     cases = tuple(failure_case(env.task, env.samples[e.sample_id], e) for e in pooled)
     ids = tuple(e.sample_id for e in pooled)
-    fb = fb.evolve(failures=(*fb.failures, *cases), pooled=ids)
+    failures = (*fb.failures, *cases)
+    # the offered examples follow the failures now shown, pooled ones included
+    examples = offered_examples(
+        task=env.task, skill_id=fb.skill_id, batch_ids=fb.batch_ids,
+        failure_ids=[f.sample_id for f in failures], ledger=state.ledger, samples=env.samples,
+        max_examples=cfg.max_solved_offered, train_order=env.train_ids,
+    )
+    fb = fb.evolve(failures=failures, pooled=ids, examples=examples)
     return fb, (ResidualsPooled(round=state.round, skill_id=fb.skill_id,
                                 batch_failures=batch_failures, sample_ids=ids),)
