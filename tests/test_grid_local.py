@@ -270,3 +270,28 @@ def test_ctrl_c_stops_the_running_cells_resumably(tmp_path):
     assert all("interrupted" in results[c.id].message for c in cells
                if results[c.id].state == "stopped")
     assert run_grid(load_grid(path), root, quiet(), env=ScriptedEnv()).code == 0
+
+
+def test_the_cells_share_one_trace_converter(tmp_path, monkeypatch):
+    """Cells starting together would each build the cached converter (and have cattrs generate
+    every hook again for it); the executor builds it once before they start."""
+    import stratune_core.config.serde as serde
+    from replay import serde as trace_serde
+
+    builds = []
+    real = serde.make_converter
+
+    def counted(*args, **kwargs):
+        builds.append(threading.current_thread().name)
+        time.sleep(0.05)  # a slow build: without the warm-up every cell would be inside it
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trace_serde, "make_converter", counted)
+    trace_serde.trace_converter.cache_clear()
+    try:
+        path = write_grid(tmp_path / "grid.toml", ablations=PLAIN)
+        result = run_grid(load_grid(path), tmp_path / "out", quiet(), env=ScriptedEnv())
+    finally:
+        trace_serde.trace_converter.cache_clear()  # the counted build must not outlive the test
+    assert result.code == 0
+    assert builds == [threading.current_thread().name]

@@ -13,6 +13,7 @@ from replay.grid.cells import Cell
 from replay.grid.execute import CellEnv, CellStatus, run_cell
 from replay.grid.limits import GridLimits
 from replay.grid.live import Board
+from replay.serde import trace_converter
 
 
 class LocalExecutor:
@@ -25,6 +26,9 @@ class LocalExecutor:
         self.sink = sink
         self.pool = cf.ThreadPoolExecutor(max_workers=max(1, jobs),
                                           thread_name_prefix="stratune-cell")
+        # Built once here: cells starting together would each build one (a first call of a
+        # cached function is not serialised), with every hook cattrs then generates for it.
+        trace_converter()
 
     def _run(self, cell: Cell) -> CellStatus:
         tracker = None
