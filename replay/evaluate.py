@@ -55,6 +55,8 @@ def score_with_bar(
     task: Task, skill: str, llm: LLM, model: str, console: Console, *, split: str = "test",
     label: str = "evaluating",
 ) -> SplitScore:
+    if not console.is_terminal:  # a transient bar: nothing to show, only a thread to run
+        return score_skill(task, skill, llm, model, split=split)
     total = len(task.split(split))
     with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as progress:

@@ -295,3 +295,37 @@ def test_the_cells_share_one_trace_converter(tmp_path, monkeypatch):
         trace_serde.trace_converter.cache_clear()  # the counted build must not outlive the test
     assert result.code == 0
     assert builds == [threading.current_thread().name]
+
+
+class ThreadSpyEnv(CountingEnv):
+    """Notes, at every model call, how many rich refresh threads are alive."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refreshing: set[int] = set()
+
+    def _wrap(self, fn):
+        counted = super()._wrap(fn)
+
+        def spied(request):
+            self.refreshing.add(sum(type(t).__name__ == "_RefreshThread"
+                                    for t in threading.enumerate()))
+            return counted(request)
+        return spied
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_live_displays_run_only_on_a_terminal(tmp_path, terminal):
+    """The grid's table and the cells' budget bars are transient: on a console that is not a
+    terminal they would be rendered by refresh threads and never shown."""
+    env = ThreadSpyEnv()
+    path = write_grid(tmp_path / "grid.toml", ablations=PLAIN)
+    out = io.StringIO()
+    console = Console(file=out, width=120, force_terminal=terminal)
+    result = run_grid(load_grid(path), tmp_path / "out", console, env=env)
+    assert result.code == 0 and env.calls
+    if terminal:
+        assert min(env.refreshing) >= 1  # the grid's table at least
+    else:
+        assert env.refreshing == {0}
+    assert "stratune compare" in out.getvalue()  # the closing table and line either way

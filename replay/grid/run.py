@@ -102,11 +102,15 @@ def _run_locked(spec: GridSpec, root: Path, cells: tuple[Cell, ...], console: Co
     executor = _executor(options, root, env, limits, board, jobs, sink, cells)
     name = spec.path.name
     try:
-        with Live(table(board.snapshot(), title=name), console=console, transient=True,
-                  refresh_per_second=4) as live:
-            rows = max(5, console.size.height - 8)
-            results, stopped = drive(cells, executor, board, jobs=jobs, refresh=lambda: live.update(
-                table(board.snapshot(), title=name, max_rows=rows)))
+        if console.is_terminal:
+            with Live(table(board.snapshot(), title=name), console=console, transient=True,
+                      refresh_per_second=4) as live:
+                rows = max(5, console.size.height - 8)
+                results, stopped = drive(cells, executor, board, jobs=jobs,
+                                         refresh=lambda: live.update(
+                                             table(board.snapshot(), title=name, max_rows=rows)))
+        else:  # the live table is transient: elsewhere it would be rendered and never shown
+            results, stopped = drive(cells, executor, board, jobs=jobs)
     finally:
         executor.close()
     statuses = tuple(results[c.id] for c in cells)
