@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import subprocess
@@ -191,15 +192,22 @@ def with_recorded_sequence(config: Config) -> Config:
 
 def package_versions(method: MethodSpec | None = None) -> tuple[Package, ...]:
     """StraTune's dependencies and the packages `method` runs through (`gepa`), as installed."""
-    out = []
-    for name in (*PACKAGES, *(method_packages(method) if method is not None else ())):
-        try:
-            out.append(Package(name=name, version=metadata.version(name)))
-        except metadata.PackageNotFoundError:
-            continue
-    return tuple(out)
+    names = (*PACKAGES, *(method_packages(method) if method is not None else ()))
+    return tuple(Package(name=n, version=v) for n in names if (v := installed_version(n)))
 
 
+# Looked up once per process: the code a process runs is the code it imported, so every run
+# it starts (each cell of a grid) shares them, and each lookup is slow (a scan of the installed
+# packages' metadata; two git subprocesses).
+@functools.cache
+def installed_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@functools.cache
 def git_revision() -> str | None:
     root = Path(__file__).resolve().parents[1]
     try:
