@@ -242,3 +242,21 @@ def test_prompt_caching_can_be_switched_off_from_the_spec():
     assert "cache_control" not in params["system"][0]
     with pytest.raises(ValueError, match="prompt_caching='maybe'"):
         AnthropicBackend.from_spec(spec, prompt_caching="maybe")
+
+
+def test_every_client_of_the_process_shares_one_tls_context(tmp_path, fake):
+    """Each SDK client would load the CA bundle again; they share the process's context, and
+    the SDK's other defaults (connection limits, proxies from the environment) stay."""
+    import anthropic
+
+    from llm_cache.backends.anthropic_backend import shared_ssl_context
+
+    backends = [AnthropicBackend("claude-haiku-4-5", api_key="k", base_url=fake.url)
+                for _ in range(2)]
+    clients = [b._sdk() for b in backends]
+    contexts = {id(c._client._transport._pool._ssl_context) for c in clients}
+    assert contexts == {id(shared_ssl_context())}
+    assert all(isinstance(c._client, anthropic.DefaultAsyncHttpxClient) for c in clients)
+    with llm_for(tmp_path, fake.url) as llm:  # and a call still goes through
+        (response,) = llm.complete([ask("still there?")])
+    assert response.text == "echo: still there?"
