@@ -121,6 +121,8 @@ def _limits(source: Path) -> dict[str, int]:
 CORPUS = Path(__file__).resolve().parent / "data" / "optimizer_replies_demo_v1.jsonl"
 CORPUS_V3 = CORPUS.with_name("optimizer_replies_demo_v3.jsonl")
 CORPUS_V4 = CORPUS.with_name("optimizer_replies_demo_v4.jsonl")
+# the prompt-version-5 recordings (demo, its seed 1, I1 and F4 only, dates), replaced by version 6
+CORPUS_V5 = CORPUS.with_name("optimizer_replies_demo_v5.jsonl")
 
 
 def _stratune_run(path: Path) -> bool:
@@ -134,7 +136,8 @@ def _stratune_run(path: Path) -> bool:
                               and method.get("generator") is None)
 
 
-TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if _stratune_run(p)), CORPUS, CORPUS_V3, CORPUS_V4]
+TRACE_DIRS = [*sorted(p for p in TRACES.iterdir() if _stratune_run(p)), CORPUS, CORPUS_V3, CORPUS_V4,
+              CORPUS_V5]
 PINNED = Path(__file__).resolve().parent / "data" / "reply_verdicts.json"
 PIN_ENV = "STRATUNE_PIN_REPLIES"  # =1 rewrites PINNED from today's verdicts (after a new trace)
 
