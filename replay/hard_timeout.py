@@ -35,6 +35,11 @@ class Watchdog:
             # _thread.interrupt_main() would not
             signal.pthread_kill(main, signal.SIGINT)
 
+        # A job started in the background by a non-interactive shell inherits SIGINT ignored:
+        # the watchdog's interrupt would then be lost and a blocked run never end.
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         timer = threading.Timer(seconds + GRACE_SECONDS, fire)
         timer.daemon = True
         timer.start()
@@ -42,3 +47,5 @@ class Watchdog:
             yield
         finally:
             timer.cancel()
+            if previous is signal.SIG_IGN:
+                signal.signal(signal.SIGINT, previous)

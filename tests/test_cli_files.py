@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+
 from tests.support.cli import main
 from tests.support.disks import remount
 from tests.support.refusals import TRAIN, read_only, refused, run, write
@@ -118,18 +120,30 @@ def test_a_scorer_calling_sys_exit_stops_the_run_in_one_line_resumable(tmp_path,
     assert (tmp_path / "o" / "cache").is_dir()  # its paid calls are kept for the rerun
 
 
-def test_timeout_ends_a_run_whose_scorer_blocks(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("sigint", ["as given", "ignored"])
+def test_timeout_ends_a_run_whose_scorer_blocks(tmp_path, capsys, monkeypatch, sigint):
     """The soft --timeout is checked at rounds and calls; a scorer that never returns is
-    interrupted by the watchdog, in one line, and the run stays resumable."""
+    interrupted by the watchdog, in one line, and the run stays resumable; also in a job
+    started in the background, which inherits SIGINT ignored."""
+    import signal
+
     from replay import hard_timeout
     from tests.support.refusals import cwd
 
     monkeypatch.setattr(hard_timeout, "GRACE_SECONDS", 0.0)
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.SIG_IGN if sigint == "ignored"
+                  else signal.default_int_handler)
     argv = ["train", "--task", _task(tmp_path), "--scorer", "", *TRAIN[3:], "--budget", "40",
             "--timeout", "2s", "--out", str(tmp_path / "o")]
     with cwd(tmp_path):
         argv[4] = _scorer(tmp_path, "time.sleep(600)")
-        code = main(argv)
+        try:
+            code = main(argv)
+        finally:
+            after = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, previous)
+    assert after is (signal.SIG_IGN if sigint == "ignored" else signal.default_int_handler)
     err = capsys.readouterr().err
     assert code == 3, err
     assert err.startswith("error: --timeout 2s reached") and err.count("\n") == 1, err
