@@ -23,7 +23,7 @@ OPERATOR = re.compile(r"^I[123](\+F[1-4])?$")
 def long_run(tmp_path_factory) -> Path:
     """The scripted toy models over 20 rounds (a wider budget than the default); the rounds that
     found no failure are skipped, and the view folds a run of them into one row ("18–20")."""
-    return record_in_process(tmp_path_factory.mktemp("wide") / "run", seed=6, n_train=24,
+    return record_in_process(tmp_path_factory.mktemp("wide") / "run", seed=8, n_train=24,
                              test_split="test", budget=None, budget_multiplier=16.0,
                              max_rounds=20)
 
