@@ -20,6 +20,7 @@ def test_a_console_that_is_not_a_terminal_gets_the_lines_and_no_bar_thread():
     console = Console(file=out, force_terminal=False, width=80)
     before = _refresh_threads()
     with TrainProgress(console):
+        assert _refresh_threads() == before
         console.print("round 1")
     assert out.getvalue() == "round 1\n"
 
