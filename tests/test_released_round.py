@@ -28,7 +28,7 @@ from stratune_core.round.warmup import finish_warmup_round, in_warmup
 from stratune_core.state.context import Env
 from stratune_core.state.history import History, OperatorChoice
 from stratune_core.state.state import initial_state, round_rng
-from tests.support.mechanisms import CLOSING_A
+from tests.support.mechanisms import CLOSING, CLOSING_A, NOT_IN_A
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 RELEASED = released().replace(seed=6, feedback_global_stats=True)
@@ -57,8 +57,13 @@ def full():
 
 
 def test_every_round_mechanism_fires_within_the_budget(full):
+    """Run A fires all but the mechanisms it leaves to runs B and C (`NOT_IN_A`)."""
     result, _ = full
     counts = Counter(type(e) for e in result.events)
+    for other in {CLOSING[name] for name in NOT_IN_A.values()}:
+        shown = run(other.config(), other.task(),
+                    InProcessLLM(optimizer=ToyOptimizer(style=other.style)))
+        counts.update(type(e) for e in shown.events)
     assert all(counts[cls] >= 1 for cls in MECHANISMS), counts
     assert result.spent <= result.budget and result.spent == len(result.state.ledger)
     assert sum(e.new for e in _of(result, ev.ExecutionsCharged)) == result.spent
