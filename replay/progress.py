@@ -70,8 +70,7 @@ class TrainProgress:
 
     The bar is transient, so a console that is not a terminal (a log file, a grid cell's log, a
     pipe) never shows it: there is no bar then, only the lines. A bar there would still be
-    re-rendered ten times a second by its refresh thread, which in a grid of many cells cost
-    more CPU than the cells' own rounds."""
+    re-rendered ten times a second by its refresh thread, once per cell in a grid."""
 
     def __init__(self, console: Console) -> None:
         self.console = console

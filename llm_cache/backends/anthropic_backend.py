@@ -33,6 +33,19 @@ from llm_cache.spec import ModelSpec, flag
 __all__ = ["AnthropicBackend", "build_params", "classify_anthropic"]
 
 AUTH_HEADERS = ("bearer", "x-api-key")
+STATUS_TIMEOUT = 60.0  # a batch status is a small JSON object; a stalled poll is retried
+API_HOST = "api.anthropic.com"
+# Environment variables that make the SDK use a Bedrock API key instead of SigV4 signing.
+BEDROCK_KEY_ENV = {"invoke": ("AWS_BEARER_TOKEN_BEDROCK",),
+                   "mantle": ("AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_AWS_API_KEY")}
+
+
+def _importable(name: str) -> bool:
+    try:
+        __import__(name)
+    except ImportError:
+        return False
+    return True
 
 
 @functools.cache
@@ -47,19 +60,6 @@ def shared_ssl_context() -> ssl.SSLContext | None:
     except ImportError:
         return None
     return httpx2.create_ssl_context()
-STATUS_TIMEOUT = 60.0  # a batch status is a small JSON object; a stalled poll is retried
-API_HOST = "api.anthropic.com"
-# Environment variables that make the SDK use a Bedrock API key instead of SigV4 signing.
-BEDROCK_KEY_ENV = {"invoke": ("AWS_BEARER_TOKEN_BEDROCK",),
-                   "mantle": ("AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_AWS_API_KEY")}
-
-
-def _importable(name: str) -> bool:
-    try:
-        __import__(name)
-    except ImportError:
-        return False
-    return True
 
 
 class AnthropicBackend:

@@ -279,12 +279,9 @@ def generation_prompt(
                              keep_examples=keep_examples),
         Part(text=f"## Revision forms\n{form_menu}"),
         Part(text=f"## Your task\n{ask}{draw_note}\n{rule_text}"),
-        Part(text=patch_format(forms, max_edits, first_example(feedback) if with_examples else None)),
+        # the F2 format example copies the first offered sample, the one a shortened prompt keeps
+        Part(text=patch_format(forms, max_edits,
+                               feedback.examples[0] if with_examples and feedback.examples
+                               else None)),
     ]
     return fit(parts, budget).text
-
-
-def first_example(feedback: Feedback) -> OfferedExample | None:
-    """The offered solved sample the F2 patch-format example is made of: the first, which a
-    prompt over its token budget keeps (`keep_examples`)."""
-    return feedback.examples[0] if feedback.examples else None
