@@ -217,10 +217,10 @@ class CachedLLM:
             own = per_backend.get(id(backend))
             async with limit:
                 if own is None:
-                    answers[job.key] = await self._call(backend, job)
+                    answers[job.key] = await self._call(backend, job, len(jobs))
                 else:
                     async with own:
-                        answers[job.key] = await self._call(backend, job)
+                        answers[job.key] = await self._call(backend, job, len(jobs))
 
         tasks = [asyncio.ensure_future(one(job)) for job in jobs]
         try:
@@ -253,10 +253,11 @@ class CachedLLM:
     def _count_retry(self) -> None:
         self.retries += 1
 
-    async def _call(self, backend: Backend, job: _Job) -> Response:
+    async def _call(self, backend: Backend, job: _Job, width: int) -> Response:
         if self._gate is None:
             return await self._call_backend(backend, job)
-        ticket = await self._gate.enter(job.request)  # may wait, or refuse with StopRequested
+        # may wait (narrower waves first, llm_cache.gates.SharedLimit), or refuse (StopRequested)
+        ticket = await self._gate.enter(job.request, width)
         response: Response | None = None
         try:
             response = await self._call_backend(backend, job)

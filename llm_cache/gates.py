@@ -11,6 +11,8 @@ cached, resumable with the same command.
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -34,8 +36,9 @@ class StopRequested(Exception):  # noqa: N818  (a request to stop, not an error 
 
 
 class CallGate(Protocol):
-    async def enter(self, request: Request) -> Any:
-        """Wait until the call may go out; return a ticket for `leave`, or raise StopRequested."""
+    async def enter(self, request: Request, width: int) -> Any:
+        """Wait until the call may go out; return a ticket for `leave`, or raise StopRequested.
+        `width`: how many calls reach a backend together with this one (its wave)."""
         ...
 
     async def leave(self, ticket: Any, response: Response | None) -> None:
@@ -79,7 +82,15 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 
 class SharedLimit:
-    """At most `limit` calls in flight across every client holding this gate."""
+    """At most `limit` calls in flight across every client holding this gate.
+
+    A call that finds every slot taken queues; a call that ends hands its slot to the queued
+    call of the narrowest wave, the earliest of equals. One ending wakes one waiter: waking all
+    of them to race for the slot cost more CPU than the calls themselves once hundreds waited
+    across a grid's event loops. Narrow waves first because a run waits for the slowest call of
+    each wave: one call alone (a generation, a selection) holds its whole run, one call of forty
+    holds a fortieth of a wave that takes several turns of the limit anyway. A wide wave waits
+    only while narrower ones are queued, so it is never passed over for good."""
 
     def __init__(self, limit: int, name: str = "") -> None:
         if limit < 1:
@@ -89,23 +100,51 @@ class SharedLimit:
         self.in_flight = 0
         self.peak = 0
         self.calls = 0
-        self._waiters = _Waiters()
+        self._lock = threading.Lock()
+        self._order = itertools.count()
+        self._queue: list[_Queued] = []  # a heap: narrowest wave, then arrival
 
-    def _claim(self) -> bool:
-        if self.in_flight >= self.limit:
-            return False
-        self.in_flight += 1
-        self.calls += 1
-        self.peak = max(self.peak, self.in_flight)
-        return True
-
-    async def enter(self, request: Request) -> None:
-        await self._waiters.until(self._claim)
+    async def enter(self, request: Request | None, width: int = 1) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self.in_flight < self.limit and not self._queue:
+                self.in_flight += 1
+                self.calls += 1
+                self.peak = max(self.peak, self.in_flight)
+                return
+            waiter = (width, next(self._order), loop, loop.create_future())
+            heapq.heappush(self._queue, waiter)
+        try:
+            await waiter[3]
+        except BaseException:
+            with self._lock:
+                granted = waiter not in self._queue
+                if not granted:
+                    self._queue.remove(waiter)
+                    heapq.heapify(self._queue)
+            if granted:  # the slot was handed over as the wait was cancelled: pass it on
+                self._release()
+            raise
 
     async def leave(self, ticket: Any, response: Response | None) -> None:
-        with self._waiters.lock:
-            self.in_flight -= 1
-        self._waiters.wake_all()
+        self._release()
+
+    def _release(self) -> None:
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self.in_flight -= 1
+                    return
+                _, _, loop, future = heapq.heappop(self._queue)
+                self.calls += 1  # the slot stays in flight, now held by the waiter
+            try:
+                loop.call_soon_threadsafe(_resolve, future)
+                return
+            except RuntimeError:  # its loop is closed: nobody is left to take the slot
+                continue
+
+
+_Queued = tuple[int, int, asyncio.AbstractEventLoop, "asyncio.Future[None]"]
 
 
 def estimate_cost(request: Request, prices: PriceTable) -> float:
@@ -169,7 +208,7 @@ class CostCap:
             self.paid += cost
         self._waiters.wake_all()
 
-    async def enter(self, request: Request) -> tuple[float, str]:
+    async def enter(self, request: Request, width: int = 1) -> tuple[float, str]:
         return await self.acquire(estimate_cost(request, self.prices)), request.model
 
     async def leave(self, ticket: Any, response: Response | None) -> None:
@@ -185,11 +224,11 @@ class GateChain:
     def __init__(self, gates: Sequence[CallGate]) -> None:
         self.gates = tuple(gates)
 
-    async def enter(self, request: Request) -> Any:
+    async def enter(self, request: Request, width: int = 1) -> Any:
         tickets: list[tuple[CallGate, Any]] = []
         try:
             for gate in self.gates:
-                tickets.append((gate, await gate.enter(request)))
+                tickets.append((gate, await gate.enter(request, width)))
         except BaseException:
             for gate, ticket in reversed(tickets):
                 await gate.leave(ticket, None)
@@ -207,9 +246,9 @@ class ByRole:
     def __init__(self, gates: Mapping[Role, CallGate]) -> None:
         self.gates = dict(gates)
 
-    async def enter(self, request: Request) -> Any:
+    async def enter(self, request: Request, width: int = 1) -> Any:
         gate = self.gates.get(request.role)
-        return None if gate is None else (gate, await gate.enter(request))
+        return None if gate is None else (gate, await gate.enter(request, width))
 
     async def leave(self, ticket: Any, response: Response | None) -> None:
         if ticket is not None:

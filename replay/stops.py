@@ -131,7 +131,7 @@ class StopControl:
         if self.interrupted:
             raise StopRequested(f"interrupted (stopped {where})", CONTINUE)
 
-    async def enter(self, request: Request) -> None:
+    async def enter(self, request: Request, width: int = 1) -> None:
         if self.interrupted:
             raise StopRequested("interrupted (stopped within a round)", CONTINUE)
         if self.timed_out():

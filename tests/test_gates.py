@@ -115,3 +115,92 @@ def test_a_chain_leaves_the_gates_it_entered_when_a_later_one_refuses():
     with pytest.raises(StopRequested):
         asyncio.run(chain.enter(_requests(0, 1)[0]))
     assert limit.in_flight == 0
+
+
+def _queue_behind(limit: SharedLimit, widths: list[int], order: list[int]) -> list[asyncio.Task]:
+    """One waiting task per width (in this order), each noting its index once admitted."""
+
+    async def wait(i: int, width: int) -> None:
+        await limit.enter(None, width)
+        order.append(i)
+        await limit.leave(None, None)
+
+    return [asyncio.ensure_future(wait(i, w)) for i, w in enumerate(widths)]
+
+
+def test_a_freed_slot_goes_to_the_narrowest_waiting_wave_then_the_earliest():
+    async def main() -> list[int]:
+        limit, order = SharedLimit(1), []
+        await limit.enter(None, 1)
+        tasks = _queue_behind(limit, [5, 1, 3, 1, 5], order)
+        await asyncio.sleep(0)  # all five queued behind the held slot
+        await limit.leave(None, None)
+        await asyncio.gather(*tasks)
+        assert limit.in_flight == 0 and limit.calls == 6 and limit.peak == 1
+        return order
+
+    assert asyncio.run(main()) == [1, 3, 2, 0, 4]
+
+
+@pytest.mark.parametrize("granted_first", [False, True])
+def test_a_wait_cancelled_as_its_slot_is_handed_over_passes_the_slot_on(granted_first):
+    """Cancelled before the hand-over reached it, or after (the slot is then already its)."""
+
+    async def main() -> None:
+        limit, order = SharedLimit(1), []
+        await limit.enter(None, 1)
+        first, second = _queue_behind(limit, [1, 2], order)
+        await asyncio.sleep(0)
+        await limit.leave(None, None)  # hands the slot to `first`
+        if granted_first:
+            await asyncio.sleep(0)  # the hand-over has run; `first` has not resumed yet
+        first.cancel()
+        await asyncio.gather(first, second, return_exceptions=True)
+        assert first.cancelled() and order == [1]
+        assert limit.in_flight == 0
+
+    asyncio.run(main())
+
+
+class _CountingLoop(asyncio.SelectorEventLoop):
+    def __init__(self) -> None:
+        super().__init__()
+        self.woken = 0
+
+    def call_soon_threadsafe(self, callback, *args, context=None):  # noqa: ANN001, ANN201
+        self.woken += 1
+        return super().call_soon_threadsafe(callback, *args, context=context)
+
+
+def test_a_call_that_ends_wakes_one_waiter_not_all_of_them():
+    """Forty waiters on another thread's loop: one leave wakes that loop once, for one waiter."""
+    limit = SharedLimit(1)
+    loop = _CountingLoop()
+    queued, admitted, order = threading.Event(), threading.Event(), []
+    holders: list[asyncio.Task] = []
+
+    async def hold(i: int) -> None:
+        await limit.enter(None, 1)
+        order.append(i)
+        admitted.set()
+        await asyncio.sleep(60)  # keeps the slot: nothing else may be admitted
+
+    async def waiters() -> None:
+        holders.extend(asyncio.ensure_future(hold(i)) for i in range(40))
+        await asyncio.sleep(0)
+        queued.set()
+        await asyncio.gather(*holders, return_exceptions=True)
+
+    asyncio.run(limit.enter(None, 1))  # the slot is held by a call on this thread
+    thread = threading.Thread(target=loop.run_until_complete, args=(waiters(),))
+    thread.start()
+    assert queued.wait(5)
+    asyncio.run(limit.leave(None, None))
+    assert admitted.wait(5)
+    woken, admitted_now = loop.woken, list(order)
+    for task in holders:
+        loop.call_soon_threadsafe(task.cancel)
+    thread.join(5)
+    loop.close()
+    assert woken == 1 and admitted_now == [0]
+    assert limit.in_flight == 1  # the admitted waiter was cancelled holding it, never left

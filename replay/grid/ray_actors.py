@@ -26,8 +26,8 @@ class LimitActor:
         self.limit = SharedLimit(limit, name)
         self.held: Counter[str] = Counter()
 
-    async def acquire(self, holder: str) -> None:
-        await self.limit.enter(None)  # type: ignore[arg-type]
+    async def acquire(self, holder: str, width: int = 1) -> None:
+        await self.limit.enter(None, width)
         self.held[holder] += 1
 
     async def release(self, holder: str) -> None:
@@ -90,8 +90,8 @@ class RemoteLimit:
         self.actor = actor
         self.holder = holder
 
-    async def enter(self, request: Request) -> None:
-        await self.actor.acquire.remote(self.holder)
+    async def enter(self, request: Request, width: int = 1) -> None:
+        await self.actor.acquire.remote(self.holder, width)
 
     async def leave(self, ticket: Any, response: Response | None) -> None:
         await self.actor.release.remote(self.holder)
@@ -104,7 +104,7 @@ class RemoteCost:
         self.actor = actor
         self.prices = default_prices()
 
-    async def enter(self, request: Request) -> tuple[float, str]:
+    async def enter(self, request: Request, width: int = 1) -> tuple[float, str]:
         estimate = estimate_cost(request, self.prices)
         refused = await self.actor.acquire.remote(estimate)
         if refused is not None:
