@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import re
+import resource
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -61,6 +62,12 @@ class BenchResult:
             "details": dict(self.details), "python": platform.python_version(),
             "machine": platform.machine(), **measured_on(),
         }
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process so far, every thread's, user and system."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def measured_on() -> dict[str, Any]:

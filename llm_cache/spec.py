@@ -47,7 +47,7 @@ class ModelSpec:
 TRANSPORT_OPTIONS = frozenset({
     "timeout", "connect_timeout", "concurrency", "max_retries", "prompt_caching", "api_key",
     "auth_header", "base_url", "region", "aws_region", "endpoint", "bedrock_anthropic_version",
-    "batch", "batch_min", "batch_poll", "batch_poll_max", "batch_resubmits", "threads",
+    "batch", "batch_min", "batch_poll", "batch_poll_max", "batch_resubmits", "threads", "http",
 })
 
 
@@ -129,15 +129,15 @@ SECONDS = ("timeout", "connect_timeout", "batch_poll", "batch_poll_max")
 MAX_SECONDS = 7 * 24 * 3600.0
 # Options that must not be empty (`?api_key=` would send no key and fail as a connection error).
 NOT_EMPTY = ("api_key", "auth_header", "region", "aws_region", "endpoint",
-             "bedrock_anthropic_version", "mode", "temperature", "prompt_caching", "batch")
+             "bedrock_anthropic_version", "mode", "temperature", "prompt_caching", "batch", "http")
 _BATCH = ("batch", "batch_min", "batch_poll", "batch_poll_max", "batch_resubmits")
 # The options each provider takes (`max_retries`, every provider's, sets its calls' retries).
 PROVIDER_OPTIONS: Mapping[str, frozenset[str]] = {
     "anthropic": frozenset({"api_key", "base_url", "timeout", "connect_timeout", "concurrency", "auth_header",
-                            "prompt_caching", "max_retries", *_BATCH}),
+                            "prompt_caching", "max_retries", "http", *_BATCH}),
     "bedrock": frozenset({"api_key", "base_url", "region", "aws_region", "timeout", "connect_timeout",
                           "concurrency", "bedrock_anthropic_version", "endpoint",
-                          "prompt_caching", "max_retries", *_BATCH}),
+                          "prompt_caching", "max_retries", "http", *_BATCH}),
     "openai": frozenset({"api_key", "timeout", "connect_timeout", "concurrency", "temperature",
                          "seed", "n_ctx", "max_retries"}),
     "llamacpp": frozenset({"threads", "mode", "n_ctx", "seed", "max_retries"}),

@@ -26,9 +26,10 @@ def ask(question: str, system: str = "Be brief.", **kw) -> Request:
                    messages=(Message.user(question),), max_tokens=32, **kw)
 
 
-def llm_for(tmp_path, url: str, *, timeout: float = 5.0, name: str = "c", **kw) -> CachedLLM:
+def llm_for(tmp_path, url: str, *, timeout: float = 5.0, name: str = "c", http: str | None = None,
+            **kw) -> CachedLLM:
     backend = AnthropicBackend("claude-haiku-4-5", api_key="test-key", base_url=url,
-                               timeout=timeout, canonical=HAIKU)
+                               timeout=timeout, canonical=HAIKU, http=http)
     return CachedLLM.open(tmp_path / name, backends={Role.TARGET: backend},
                           retry_policy=kw.pop("retry_policy", FAST), **kw)
 
@@ -244,19 +245,35 @@ def test_prompt_caching_can_be_switched_off_from_the_spec():
         AnthropicBackend.from_spec(spec, prompt_caching="maybe")
 
 
-def test_every_client_of_the_process_shares_one_tls_context(tmp_path, fake):
+@pytest.mark.parametrize("http", ["aiohttp", "httpx"])
+def test_every_client_of_the_process_shares_one_tls_context(tmp_path, fake, http):
     """Each SDK client would load the CA bundle again; they share the process's context, and
     the SDK's other defaults (connection limits, proxies from the environment) stay."""
     import anthropic
 
     from llm_cache.backends.anthropic_backend import shared_ssl_context
 
-    backends = [AnthropicBackend("claude-haiku-4-5", api_key="k", base_url=fake.url)
+    backends = [AnthropicBackend("claude-haiku-4-5", api_key="k", base_url=fake.url, http=http)
                 for _ in range(2)]
     clients = [b._sdk() for b in backends]
-    contexts = {id(c._client._transport._pool._ssl_context) for c in clients}
+    if http == "aiohttp":
+        kind = anthropic.DefaultAioHttpClient
+        contexts = {id(c._client._transport.ssl_context) for c in clients}
+    else:
+        kind = anthropic.DefaultAsyncHttpxClient
+        contexts = {id(c._client._transport._pool._ssl_context) for c in clients}
     assert contexts == {id(shared_ssl_context())}
-    assert all(isinstance(c._client, anthropic.DefaultAsyncHttpxClient) for c in clients)
-    with llm_for(tmp_path, fake.url) as llm:  # and a call still goes through
+    assert all(type(c._client) is kind for c in clients)
+    with llm_for(tmp_path, fake.url, http=http) as llm:  # and a call still goes through
         (response,) = llm.complete([ask("still there?")])
     assert response.text == "echo: still there?"
+
+
+def test_the_http_library_is_aiohttp_unless_the_spec_says_httpx():
+    from llm_cache.spec import parse_spec
+
+    assert AnthropicBackend("claude-haiku-4-5").http == "aiohttp"
+    spec = parse_spec("anthropic:claude-haiku-4-5?http=httpx")
+    assert AnthropicBackend.from_spec(spec, **dict(spec.options)).http == "httpx"
+    with pytest.raises(ValueError, match="http='requests': use aiohttp or httpx"):
+        AnthropicBackend("claude-haiku-4-5", http="requests")

@@ -8,6 +8,7 @@ endpoint and version policy in `bedrock`.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import ssl
 from collections.abc import Mapping, Sequence
@@ -33,6 +34,7 @@ from llm_cache.spec import ModelSpec, flag
 __all__ = ["AnthropicBackend", "build_params", "classify_anthropic"]
 
 AUTH_HEADERS = ("bearer", "x-api-key")
+HTTP_LIBRARIES = ("aiohttp", "httpx")
 STATUS_TIMEOUT = 60.0  # a batch status is a small JSON object; a stalled poll is retried
 API_HOST = "api.anthropic.com"
 # Environment variables that make the SDK use a Bedrock API key instead of SigV4 signing.
@@ -83,11 +85,14 @@ class AnthropicBackend:
         prices: PriceTable | None = None,
         prompt_caching: bool = True,
         batch: BatchOptions | None = None,
+        http: str | None = None,
     ) -> None:
         if provider not in ("anthropic", "bedrock"):
             raise ValueError(f"provider must be 'anthropic' or 'bedrock', got {provider!r}")
         if auth_header not in AUTH_HEADERS:
             raise ValueError(f"auth_header={auth_header!r}: use {' or '.join(AUTH_HEADERS)}")
+        if http not in (None, *HTTP_LIBRARIES):
+            raise ValueError(f"http={http!r}: use {' or '.join(HTTP_LIBRARIES)}")
         if provider == "anthropic" and (endpoint or bedrock_anthropic_version):
             raise ValueError("endpoint and bedrock_anthropic_version apply to bedrock: specs only")
         if provider == "bedrock" and auth_header != "bearer":
@@ -109,6 +114,11 @@ class AnthropicBackend:
         self._timeout = timeout  # None: scaled to each request's max_tokens
         self._connect_timeout = connect_timeout
         self._auth_header = auth_header
+        has_aiohttp = importlib.util.find_spec("aiohttp") is not None
+        self.http = http or ("aiohttp" if has_aiohttp else "httpx")
+        if self.http == "aiohttp" and not has_aiohttp:
+            raise ValueError("http=aiohttp needs aiohttp: pip install 'anthropic[aiohttp]' (or "
+                             "write http=httpx)")
         prices = prices or default_prices()
         # prompt_caching=False never marks the skill: for endpoints that reject cache_control.
         self.cache_min_tokens = (prices.cache_min_tokens(canonical or model) if prompt_caching
@@ -160,9 +170,16 @@ class AnthropicBackend:
 
         common: dict[str, Any] = {"max_retries": 0,
                                   "timeout": anthropic.Timeout(600.0, connect=self._connect_timeout)}
+        # The SDK's own HTTP client with its defaults, on one TLS context for the process. Its
+        # aiohttp transport by default: the httpx pool checks every pooled connection's expiry
+        # as each request starts and ends, which at 30-60 connections per client (one wave of
+        # a run) was a third of a call's client CPU.
+        http_client = (anthropic.DefaultAioHttpClient if self.http == "aiohttp"
+                       else anthropic.DefaultAsyncHttpxClient)
         if (context := shared_ssl_context()) is not None:
-            # the SDK's own HTTP client with its defaults, on one TLS context for the process
-            common["http_client"] = anthropic.DefaultAsyncHttpxClient(verify=context)
+            common["http_client"] = http_client(verify=context)
+        elif self.http == "aiohttp":
+            common["http_client"] = http_client()
         if self._base_url is not None:
             common["base_url"] = self._base_url
         if self.provider == "bedrock":
