@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from llm_cache.errors import LLMFatalError
 from replay.app import main as stratune
 from replay.compare.runs import load_runs, method_of
 from replay.grid.cells import expand, replay_batch_order
@@ -59,6 +60,25 @@ class CountingEnv(ScriptedEnv):
                 self.now -= 1
             return fn(request)
         return counted
+
+
+class FailingEnv(ScriptedEnv):
+    """Every model call of the cells of one ablation fails for good."""
+
+    def __init__(self, ablation: str) -> None:
+        super().__init__()
+        self.ablation = ablation
+
+    def backends(self, cell):
+        backends = super().backends(cell)
+        if cell.ablation == self.ablation:
+            for backend in backends.values():
+                backend.fn = _refuse
+        return backends
+
+
+def _refuse(request):
+    raise LLMFatalError("HTTP 401 authentication_error: invalid x-api-key")
 
 
 @pytest.fixture(scope="module")
@@ -160,6 +180,15 @@ def test_one_connection_limit_holds_across_all_cells(tmp_path):
     free = write_grid(tmp_path / "free.toml", ablations=PLAIN)
     assert run_grid(load_grid(free), tmp_path / "free", quiet(), env=unlimited).code == 0
     assert unlimited.peak > 2  # without the limit the six cells do overlap more
+
+
+def test_a_failed_cell_says_why_in_the_grid_s_status(tmp_path):
+    path = write_grid(tmp_path / "grid.toml", ablations=PLAIN)
+    result = run_grid(load_grid(path), tmp_path / "out", quiet(), env=FailingEnv("i3"))
+    failed = [s for s in result.statuses if s.state == "failed"]
+    assert failed and {s.id.split("/")[2] for s in failed} == {"i3"}
+    assert all(s.message.startswith("model call failed") and "invalid x-api-key" in s.message
+               for s in failed), [s.message for s in failed]
 
 
 def test_the_cost_cap_covers_the_whole_grid(tmp_path):

@@ -140,11 +140,16 @@ def recorded_status(cell: Cell, root: Path, state: str) -> CellStatus:
                       accepted=accepted, test_score=score)
 
 
+# The lines of a run's log that say why it ended (the line after a failure only says how to
+# resume, which the grid's table has no room to repeat for every cell)
+CAUSES = ("stopped", "model call failed", "error:")
+
+
 def _last_stop_line(log: Path, start: int) -> str:
     text = log.read_text(encoding="utf-8", errors="replace")[start:]
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    stops = [ln for ln in lines if ln.startswith("stopped")]
-    return (stops or lines or [""])[-1]
+    causes = [ln for ln in lines if ln.startswith(CAUSES)]
+    return (causes or lines or [""])[-1]
 
 
 def run_cell(cell: Cell, root: Path, env: CellEnv, *, gate: CallGate | None,
