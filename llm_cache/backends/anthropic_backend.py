@@ -173,7 +173,7 @@ class AnthropicBackend:
         # The SDK's own HTTP client with its defaults, on one TLS context for the process. Its
         # aiohttp transport by default: the httpx pool checks every pooled connection's expiry
         # as each request starts and ends, which at 30-60 connections per client (one wave of
-        # a run) was a third of a call's client CPU.
+        # a run) was about half of the transport's CPU.
         http_client = (anthropic.DefaultAioHttpClient if self.http == "aiohttp"
                        else anthropic.DefaultAsyncHttpxClient)
         if (context := shared_ssl_context()) is not None:
