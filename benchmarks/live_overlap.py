@@ -11,7 +11,7 @@ latency per wave) is reported too; it ignores the concurrency cap, so it is only
 wave is wider than the cap. Target: wall / bound <= 1.10. The same run at concurrency 1 is
 reported for contrast.
 
-Run: .venv/bin/python -m benchmarks.live_overlap [--n-train 48] [--no-serial] [--quick]
+Run: .venv/bin/python -m benchmarks.live_overlap [--n-train 48] [--no-serial] [--http httpx] [--quick]
 (quick: 12 samples, 10 ms per call)
 """
 
@@ -38,7 +38,7 @@ from benchmarks.common import (
     toy_config,
 )
 from benchmarks.server_process import ServerProcess
-from llm_cache.backends.anthropic_backend import AnthropicBackend
+from llm_cache.backends.anthropic_backend import HTTP_LIBRARIES, AnthropicBackend
 from llm_cache.client import CachedLLM
 from llm_cache.records import Role
 from stratune_core.round.run import run
@@ -51,16 +51,18 @@ QUICK_N_TRAIN, QUICK_LATENCY = 12, 0.01
 FAKE_KEY = "sk-ant-bench-not-a-real-key"
 
 
-def live_run(*, concurrency: int, n_train: int = DEFAULT_N_TRAIN, latency: float = LATENCY) -> dict[str, Any]:
-    """One live run; returns its timings, waves and both bounds."""
+def live_run(*, concurrency: int, n_train: int = DEFAULT_N_TRAIN, latency: float = LATENCY,
+             http: str | None = None) -> dict[str, Any]:
+    """One live run; returns its timings, waves and both bounds. `http`: the SDK's HTTP
+    library (None: the backend's default)."""
     task = ToyTask(n_train=n_train)
     with (
         ServerProcess(cap=None, latency=latency) as fake,
         tempfile.TemporaryDirectory(prefix="stratune-bench-") as tmp,
     ):
         backends = {
-            Role.TARGET: AnthropicBackend(TARGET_MODEL, api_key=FAKE_KEY, base_url=fake.url),
-            Role.OPTIMIZER: AnthropicBackend(OPTIMIZER_MODEL, api_key=FAKE_KEY, base_url=fake.url),
+            role: AnthropicBackend(model, api_key=FAKE_KEY, base_url=fake.url, http=http)
+            for role, model in ((Role.TARGET, TARGET_MODEL), (Role.OPTIMIZER, OPTIMIZER_MODEL))
         }
         with CachedLLM.open(f"{tmp}/cache", backends=backends, mode="live",
                             concurrency=concurrency) as llm:
@@ -91,10 +93,11 @@ def live_run(*, concurrency: int, n_train: int = DEFAULT_N_TRAIN, latency: float
     }
 
 
-def measure(n_train: int = DEFAULT_N_TRAIN, serial: bool = True,
-            latency: float = LATENCY) -> BenchResult:
-    fast = live_run(concurrency=CONCURRENCY, n_train=n_train, latency=latency)
-    slow = live_run(concurrency=1, n_train=n_train, latency=latency) if serial else None
+def measure(n_train: int = DEFAULT_N_TRAIN, serial: bool = True, latency: float = LATENCY,
+            http: str | None = None) -> BenchResult:
+    fast = live_run(concurrency=CONCURRENCY, n_train=n_train, latency=latency, http=http)
+    slow = (live_run(concurrency=1, n_train=n_train, latency=latency, http=http) if serial
+            else None)
     if not fast["same_events_as_in_process"]:
         raise RuntimeError("the live run over HTTP diverged from the in-process toy run")
     contrast = (
@@ -120,11 +123,14 @@ def main(argv: Sequence[str] | None = None) -> BenchResult:
     parser = bench_parser(__doc__)
     parser.add_argument("--n-train", type=int, default=DEFAULT_N_TRAIN)
     parser.add_argument("--no-serial", action="store_true", help="skip the concurrency-1 run")
+    parser.add_argument("--http", choices=HTTP_LIBRARIES,
+                        help="the SDK's HTTP library (default: the backend's, aiohttp)")
     args = parser.parse_args(argv)
     if args.quick:
-        measured = measure(QUICK_N_TRAIN, serial=not args.no_serial, latency=QUICK_LATENCY)
+        measured = measure(QUICK_N_TRAIN, serial=not args.no_serial, latency=QUICK_LATENCY,
+                           http=args.http)
     else:
-        measured = measure(args.n_train, serial=not args.no_serial)
+        measured = measure(args.n_train, serial=not args.no_serial, http=args.http)
     return report(measured, results_dir(args))
 
 

@@ -11,6 +11,7 @@ import functools
 import importlib.util
 import os
 import ssl
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -43,11 +44,11 @@ BEDROCK_KEY_ENV = {"invoke": ("AWS_BEARER_TOKEN_BEDROCK",),
 
 
 def _importable(name: str) -> bool:
-    try:
-        __import__(name)
-    except ImportError:
-        return False
-    return True
+    """Installed, without importing it (a backend that never calls must stay cheap to build);
+    a None in `sys.modules` blocks an import, so it counts as missing."""
+    if name in sys.modules:
+        return sys.modules[name] is not None
+    return importlib.util.find_spec(name) is not None
 
 
 @functools.cache
@@ -114,7 +115,7 @@ class AnthropicBackend:
         self._timeout = timeout  # None: scaled to each request's max_tokens
         self._connect_timeout = connect_timeout
         self._auth_header = auth_header
-        has_aiohttp = importlib.util.find_spec("aiohttp") is not None
+        has_aiohttp = _importable("aiohttp")
         self.http = http or ("aiohttp" if has_aiohttp else "httpx")
         if self.http == "aiohttp" and not has_aiohttp:
             raise ValueError("http=aiohttp needs aiohttp: pip install 'anthropic[aiohttp]' (or "

@@ -145,7 +145,7 @@ def recorded_status(cell: Cell, root: Path, state: str) -> CellStatus:
 CAUSES = ("stopped", "model call failed", "error:")
 
 
-def _last_stop_line(log: Path, start: int) -> str:
+def _cause_line(log: Path, start: int) -> str:
     text = log.read_text(encoding="utf-8", errors="replace")[start:]
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     causes = [ln for ln in lines if ln.startswith(CAUSES)]
@@ -190,6 +190,6 @@ def run_cell(cell: Cell, root: Path, env: CellEnv, *, gate: CallGate | None,
         status = recorded_status(cell, root, "done")
     else:
         state = "stopped" if code in (runner.EXIT_STOPPED, runner.EXIT_INTERRUPTED) else "failed"
-        status = evolve(recorded_status(cell, root, state), message=_last_stop_line(log, start))
+        status = evolve(recorded_status(cell, root, state), message=_cause_line(log, start))
     reporter.report(status)
     return status
