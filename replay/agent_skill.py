@@ -20,6 +20,7 @@ import attrs
 import yaml
 from attrs import frozen
 
+from replay.input_files import read_regular
 from stratune_core.records.base import TaskInfo
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.task import Task
@@ -69,7 +70,7 @@ def read_skill_folder(path: str | Path) -> AgentSkill:
     if not file.is_file():
         raise SkillFolderError(f"{file}: not found; an Agent Skills folder holds {SKILL_FILE} "
                                "(YAML front matter with name and description, then the skill)")
-    data = file.read_bytes()
+    data = read_regular(file, "skill file")
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:

@@ -18,6 +18,7 @@ from llm_cache.records import Role
 from replay import evaluate_flags, evaluation_dir, models
 from replay.agent_skill import is_skill_folder, read_skill_folder
 from replay.evaluate import score_with_bar
+from replay.input_files import read_regular
 from replay.lock import RunLock
 from replay.serde import TaskSpec
 from replay.skill_parts import folder_document
@@ -121,10 +122,7 @@ def read_skill(path: Path, flag: str, kinds: Sequence[str] = ()) -> str:
     if path.is_dir():
         raise StraTuneError(f"{flag} {path}: is a directory without SKILL.md; give the skill's "
                             "text file (e.g. RUN/final_skill.txt) or an Agent Skills folder")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise StraTuneError(f"{flag}: {path} not found") from None
+    data = read_regular(path, flag)  # a FIFO or a device would block the read forever
     try:
         skill = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -76,6 +76,12 @@ def test_special_files_where_a_file_is_expected(tmp_path, capsys):
     refused(capsys, ["plan", "--task", str(tmp_path / "fifo.jsonl"), *TRAIN[3:]], "fifo.jsonl",
             "not a regular file")
     refused(capsys, ["plan", "--task", str(tmp_path / "loop.jsonl"), *TRAIN[3:]], "loop.jsonl")
+    evaluate = ["evaluate", *TRAIN[1:5], "--limit", "10"]
+    refused(capsys, [*evaluate, "--skill", str(tmp_path / "fifo")], "--skill", "fifo",
+            "not a regular file")
+    (tmp_path / "s.txt").write_text("Answer.\n")
+    refused(capsys, [*evaluate, "--skill", str(tmp_path / "s.txt"), "--baseline",
+                     str(tmp_path / "fifo")], "--baseline", "not a regular file")
     assert not (tmp_path / "o").exists()
 
 

@@ -97,3 +97,28 @@ def test_a_grid_with_an_iter_cot_cell_on_a_target_without_temperature_reruns(tmp
                        env=_NoTemperatureEnv())
     assert resumed.code == 0
     assert json.loads(manifest.read_text())["event_digest"] == json.loads(before)["event_digest"]
+
+
+def test_a_finished_iter_cot_cell_passes_dry_run_and_a_rerun_of_the_command(tmp_path, capsys,
+                                                                            monkeypatch):
+    """`grid --dry-run` checks existing cells through the same function as a run: a finished
+    Iter-CoT cell (its manifest says `temperature: null` for Claude) is listed, not refused."""
+    from benchmarks.common import ToyResponder
+    from llm_cache.testing.fake_server import FakeAnthropicServer
+    from replay.app import main as stratune
+
+    grid = tmp_path / "g.toml"
+    grid.write_text('seeds = 1\nbudget = "6x"\n[tasks.demo]\ntask = "demo"\nlimit = 8\n'
+                    '[pairs.p]\ntarget = "anthropic:claude-haiku-4-5"\n'
+                    'optimizer = "anthropic:claude-sonnet-4-6"\n'
+                    '[ablations]\nic = { method = "iter-cot" }\n')
+    out = tmp_path / "g"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")
+    with FakeAnthropicServer(responder=ToyResponder()) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        assert stratune(["grid", str(grid), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert stratune(["grid", str(grid), "--out", str(out), "--dry-run"]) == 0
+    assert capsys.readouterr().out.split() == ["finished", "demo/p/ic/seed0"]
+    assert stratune(["grid", str(grid), "--out", str(out)]) == 0  # no server: nothing is called
+    assert "1 skipped" in capsys.readouterr().out

@@ -45,18 +45,16 @@ def register(sub: Any) -> None:
 def cmd_grid(args: argparse.Namespace, console: Console) -> int:
     from pathlib import Path
 
-    from replay.grid.cells import check, expand
-    from replay.grid.execute import SpecEnv, load_cell_task
+    from replay.grid.execute import SpecEnv
     from replay.grid.limits import parse_connections
-    from replay.grid.run import GridOptions, plan_lines, run_grid
+    from replay.grid.run import GridOptions, checked_cells, plan_lines, run_grid
     from replay.grid.spec import load_grid
     from replay.stops import parse_cost, parse_duration
 
     spec = load_grid(args.grid)
     if args.dry_run:
         root = Path(args.out).resolve()
-        cells = expand(spec, root)
-        check(spec, cells, root, lambda cell: load_cell_task(SpecEnv(), cell))
+        cells = checked_cells(spec, root, SpecEnv())
         for line in plan_lines(cells, root):
             console.print(line, highlight=False)
         return 0

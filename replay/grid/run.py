@@ -66,14 +66,21 @@ def plan_lines(cells: tuple[Cell, ...], root: Path) -> list[str]:
     return lines
 
 
+def checked_cells(spec: GridSpec, root: Path, env: CellEnv) -> tuple[Cell, ...]:
+    """The grid's cells, each checked as `train` would check it; a dry run and a run check
+    through this one function, so they never disagree about a cell on disk."""
+    cells = expand(spec, root)
+    check(spec, cells, root, lambda cell: load_cell_task(env, cell),
+          lambda cell: fitted_options(env, cell))
+    return cells
+
+
 def run_grid(spec: GridSpec, out: str | Path, console: Console, *, env: CellEnv | None = None,
              options: GridOptions | None = None) -> GridResult:
     env = env or SpecEnv()
     options = options or GridOptions()
     root = Path(out).resolve()
-    cells = expand(spec, root)
-    check(spec, cells, root, lambda cell: load_cell_task(env, cell),
-          lambda cell: fitted_options(env, cell))
+    cells = checked_cells(spec, root, env)
     sink = None
     if options.mlflow is not None:
         from replay.controls import mlflow_sink
