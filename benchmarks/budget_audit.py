@@ -24,7 +24,8 @@ from benchmarks.common import (
     results_dir,
     toy_config,
 )
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import released
 from stratune_core.records.enums import Form, Strategy
 from stratune_core.round.run import run
 from stratune_core.selection.selectors.registry import SELECTORS

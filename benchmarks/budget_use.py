@@ -33,7 +33,7 @@ from stratune_core.records.enums import Stage
 from stratune_core.records.errors import BudgetError
 from stratune_core.records.task import Task
 from stratune_core.round.run import RunResult, run
-from stratune_core.state.events import StageResult
+from stratune_core.state.candidate_events import StageResult
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask
 
 N_TRAIN = 48

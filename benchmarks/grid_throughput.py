@@ -32,8 +32,8 @@ from rich.console import Console
 
 from benchmarks.common import BenchResult, bench_parser, cpu_seconds, report, results_dir
 from benchmarks.server_process import ServerProcess
+from replay.grid.grid_file import load_grid
 from replay.grid.run import run_grid
-from replay.grid.spec import load_grid
 from stratune_core.records.enums import Form, Strategy
 from stratune_core.selection.selectors.registry import SELECTORS
 

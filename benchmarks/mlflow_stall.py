@@ -19,12 +19,12 @@ from pathlib import Path
 
 from benchmarks.common import ToyResponder
 from llm_cache.testing.fake_server import FakeAnthropicServer
-from replay.app import main as stratune
+from replay.commands.app import main as stratune
 
 WORDS = Path(__file__).resolve().parents[1] / "examples" / "grid" / "words"
 QUICK_ARGS = ("--limit", "8", "--max-rounds", "2")
 # The hung server costs the run its HTTP timeouts; a quick run shortens them (a user's setting
-# wins over StraTune's bound, replay/tracking_queue.py).
+# wins over StraTune's bound, replay/tracking/queue.py).
 QUICK_ENV = {"MLFLOW_HTTP_REQUEST_TIMEOUT": "1"}
 
 

@@ -16,7 +16,8 @@ from llm_cache.records import (
 )
 from stratune_core.budget.admission import Admission, Budget
 from stratune_core.budget.ledger import Ledger
-from stratune_core.config.knobs import Config, paper, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import paper, released
 from stratune_core.evaluation import Check, paired_stats, screen, validate
 from stratune_core.records.base import Execution, Sample, Score, TaskInfo
 from stratune_core.records.enums import CheckName, Reason, Stage

@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from property_tests import strategies as S
 from stratune_core.config.checks import Integer, Number, flag, non_empty_text
 from stratune_core.config.flat import is_flat
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, config_keys, layer_config
 from stratune_core.config.mechanisms import MECHANISMS, counted, flat_keys
+from stratune_core.config.profiles import released
 from stratune_core.records.errors import ConfigError
 from stratune_core.selection.selectors.registry import SELECTORS
 

@@ -57,7 +57,7 @@ def test_runs_end_within_budget_and_change_skill_only_by_acceptance(
        plan=plans, n_train=st.integers(20, 48))
 def test_every_event_of_a_run_round_trips_through_its_trace_line(seed, style, plan, n_train):
     """What a trace stores is enough to rebuild each event exactly, whatever the run did."""
-    from replay.serde import event_from_line, event_to_line
+    from replay.rundir.serde import event_from_line, event_to_line
 
     optimizer = ToyOptimizer(style=style, strategy_plan=tuple(plan))
     result = run(Config(seed=seed), ToyTask(n_train=n_train), InProcessLLM(optimizer=optimizer))
@@ -74,8 +74,8 @@ def test_released_runs_keep_the_budget_and_replay_exactly(seed, style, plan, n_t
     """Under the released profile (warm-up, residual pooling, the I2 window and the rest of its
     round mechanisms), spent <= B and equals distinct pairs, every execution is charged once,
     a second run gives the same events, and every event survives its trace line."""
-    from replay.serde import event_from_line, event_to_line
-    from stratune_core.config.knobs import released
+    from replay.rundir.serde import event_from_line, event_to_line
+    from stratune_core.config.profiles import released
 
     def once():
         optimizer = ToyOptimizer(style=style, strategy_plan=tuple(plan))

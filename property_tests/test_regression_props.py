@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from property_tests.strategies import score_pairs
-from stratune_core.config.knobs import paper, released
+from stratune_core.config.profiles import paper, released
 from stratune_core.evaluation import (
     paired_stats,
     regression_counts,

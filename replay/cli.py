@@ -1,9 +1,9 @@
-"""The `stratune` console script. The commands live in `replay.app`; `stratune cache ...` is
+"""The `stratune` console script. The commands live in `replay.commands.app`; `stratune cache ...` is
 registered there from `llm_cache.cli`."""
 
 from __future__ import annotations
 
-from replay.app import build_parser, main
+from replay.commands.app import build_parser, main
 
 __all__ = ["build_parser", "main"]
 

@@ -12,7 +12,6 @@ calls) and `replay` (runs, traces and the command line). See docs/python-api.md.
 
 from __future__ import annotations
 
-from replay.agent_skill import AgentSkill, SkillFolderError, read_skill_folder
 from replay.api.checks import evaluate, plan, replay
 from replay.api.data_task import DataTask
 from replay.api.results import (
@@ -25,9 +24,10 @@ from replay.api.results import (
 )
 from replay.api.runs import Candidate, Cost, Round, Run, load_run
 from replay.api.training import iterate, optimize
-from replay.evaluation_dir import EvaluationRecord
-from replay.plan import Plan
-from replay.serde import TraceError
+from replay.evaluate.directory import EvaluationRecord
+from replay.plan.estimate import Plan
+from replay.rundir.serde import TraceError
+from replay.skills.agent_skill import AgentSkill, SkillFolderError, read_skill_folder
 from stratune_core.records.errors import ConfigError, StraTuneError, TaskDataError
 
 data_task = DataTask.build

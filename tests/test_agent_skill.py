@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.agent_skill import (
+from replay.skills.agent_skill import (
     BODY_MAX_CHARS,
     SKILL_FILE,
     SkillFolderError,

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 import pytest
 
 import stratune_core.state.events as ev
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import released
 from stratune_core.records.enums import Purpose
 from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask

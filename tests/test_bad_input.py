@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Request, Response, Usage
-from replay.options import RunOptions, build_config
-from replay.serde import TaskSpec
+from replay.run.options import RunOptions, build_config
+from replay.rundir.serde import TaskSpec
 from replay.tasks.registry import load_task
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import Reason

@@ -64,7 +64,7 @@ def test_the_viewer_shows_the_batch_part_under_the_total():
 
 
 def test_plan_prices_the_run_live_and_with_the_target_on_the_batch_api():
-    from replay.plan import make_plan, render_plan
+    from replay.plan.estimate import make_plan, render_plan
     from stratune_core.config.knobs import Config
     from tests.support.toy import ToyTask
 

@@ -133,7 +133,7 @@ def test_timeout_ends_a_run_whose_scorer_blocks(tmp_path, capsys, monkeypatch, s
     started in the background, which inherits SIGINT ignored."""
     import signal
 
-    from replay import hard_timeout
+    from replay.stops import hard_timeout
     from tests.support.refusals import cwd
 
     monkeypatch.setattr(hard_timeout, "GRACE_SECONDS", 0.0)

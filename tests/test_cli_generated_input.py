@@ -27,7 +27,7 @@ def _not(parse: Callable[[str], object]) -> Callable[[str], bool]:
 
 
 def _budget(text: str) -> object:
-    from replay.options import parse_budget
+    from replay.run.options import parse_budget
     return parse_budget(text)
 
 

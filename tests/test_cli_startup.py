@@ -13,14 +13,14 @@ import pytest
 from tests.support.cli import ROOT
 
 # imported by a command when it runs, never by the parser
-COMMAND_ONLY = ("replay.models", "replay.serde", "replay.trace", "replay.train_hooks",
-                "replay.evaluate_command", "replay.runner", "replay.viewer", "replay.compare.render",
+COMMAND_ONLY = ("replay.models.specs", "replay.rundir.serde", "replay.rundir.trace", "replay.run.hooks",
+                "replay.evaluate.command", "replay.run.runner", "replay.viewer", "replay.compare.render",
                 "replay.compare.tables", "replay.grid.run", "llm_cache.backends", "llm_cache.store",
                 "stratune_core.state.state", "stratune_core.state.events", "numpy")
 
 _PROBE = """
 import contextlib, io, json, sys
-from replay.app import main
+from replay.commands.app import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(ARGV)
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
@@ -46,4 +46,4 @@ def test_the_probe_sees_a_command_that_runs():
     """The same probe, on a command that runs (`view` of a trace), does see its imports."""
     code, modules = _imported(["view", "traces/demo", "--width", "100"])
     assert code == 0
-    assert {"replay.trace", "stratune_core.state.events"} <= modules
+    assert {"replay.rundir.trace", "stratune_core.state.events"} <= modules

@@ -1,7 +1,7 @@
 """The `stratune` command end to end through subprocesses, on the toy world.
 
 The toy task and the scripted models are plugged in by the tests' own entry module
-(`python -m tests.support.cli`, which calls `replay.app.main` with them); the package ships no
+(`python -m tests.support.cli`, which calls `replay.commands.app.main` with them); the package ships no
 test doubles. Every model call goes through the real cache in the run directory."""
 
 from __future__ import annotations

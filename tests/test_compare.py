@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from replay.app import main as stratune
+from replay.commands.app import main as stratune
 from replay.compare.model import Stat, Table
 from replay.compare.runs import load_runs
 from replay.compare.tables import build
+from replay.grid.grid_file import load_grid
 from replay.grid.run import run_grid
-from replay.grid.spec import load_grid
 from stratune_core.prompts.templates import SELECTION_SYSTEM
 from tests.grid_support import OPTIMIZER, TARGET, ScriptedEnv
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from replay.app import main as stratune
+from replay.commands.app import main as stratune
 from replay.compare.model import Table
 from replay.compare.runs import BASELINE_LABELS, Run, load_runs, method_of
 from replay.compare.tables import build
 from replay.compare.tokens import TOTAL, TRAINING_TOTAL, training_tokens
+from replay.grid.grid_file import load_grid
 from replay.grid.run import run_grid
-from replay.grid.spec import load_grid
 from tests.grid_support import MethodsEnv, write_grid
 
 TARGET, OPTIMIZER = "anthropic:claude-haiku-4-5", "anthropic:claude-sonnet-4-6"  # priced

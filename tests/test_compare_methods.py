@@ -9,14 +9,15 @@ import io
 import pytest
 from rich.console import Console
 
-from replay import models, runner
 from replay.compare.methods import build as methods_table
 from replay.compare.methods import ranked
 from replay.compare.model import Stat
 from replay.compare.render import markdown, render_text
 from replay.compare.runs import load_runs, method_of
-from replay.options import RunOptions
-from replay.serde import TaskSpec
+from replay.models import specs as models
+from replay.run import runner
+from replay.run.options import RunOptions
+from replay.rundir.serde import TaskSpec
 from stratune_core.records.method_spec import default_spec
 from tests.support.cli import toy_extensions
 

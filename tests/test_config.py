@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.config.knobs import Config, paper, profile, released
+from stratune_core.config.knobs import Config
 from stratune_core.config.mechanisms import EarlyStopping
+from stratune_core.config.profiles import paper, profile, released
 from stratune_core.records.enums import Form, Strategy
 from stratune_core.records.errors import ConfigError, StraTuneError
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from replay import models
-from replay.demo import demo, find_trace
+from replay.commands.demo import demo, find_trace
+from replay.models import specs as models
 from stratune_core.records.errors import StraTuneError
 from tests.support.cli import record_in_process, toy_extensions
 
@@ -62,7 +62,7 @@ def test_demo_replays_offline_and_shows_the_summary(tmp_path, no_sockets):
 
 
 def test_demo_blocks_the_network_itself():
-    from replay.demo import NetworkBlocked, sockets_blocked
+    from replay.commands.demo import NetworkBlocked, sockets_blocked
 
     original = socket.create_connection
     with sockets_blocked(), pytest.raises(NetworkBlocked, match="offline"):
@@ -93,7 +93,7 @@ def test_no_trace_is_a_clear_error(tmp_path):
 def test_the_bundled_trace_replays_offline_without_local_models(no_sockets, monkeypatch):
     """The trace `make demo` uses, as committed: every call is in its cache, the recomputed
     events match the recorded digest, and nothing in the trace directory changes."""
-    import replay.demo as demo_module
+    import replay.commands.demo as demo_module
 
     trace = find_trace(demo_module.TRACES)
     assert trace.name == "demo"
@@ -114,12 +114,12 @@ COMMITTED = sorted(p for p in (Path(__file__).resolve().parents[1] / "traces").i
 def test_every_committed_trace_replays_offline(trace, no_sockets, monkeypatch):
     """Each directory under traces/ (training runs and evaluation directories) is recomputed
     from its own cache, without the models that recorded it and without the network."""
-    from replay.app import main
+    from replay.commands.app import main
 
     monkeypatch.setitem(__import__("sys").modules, "llama_cpp", None)
     files = sorted((p.relative_to(trace), p.stat().st_size) for p in trace.rglob("*"))
     console, buffer = _console()
-    monkeypatch.setattr("replay.app.Console", lambda **_kw: console)
+    monkeypatch.setattr("replay.commands.app.Console", lambda **_kw: console)
     assert main(["replay", str(trace)]) == 0, buffer.getvalue()
     assert "replay OK" in buffer.getvalue()
     assert sorted((p.relative_to(trace), p.stat().st_size) for p in trace.rglob("*")) == files

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from replay.app import build_parser
-from replay.app import main as stratune
-from replay.demo import demo
+from replay.commands.app import build_parser
+from replay.commands.app import main as stratune
+from replay.commands.demo import demo
 from stratune_core.config.layers import config_keys
 from stratune_core.config.mechanisms import MECHANISMS
 from stratune_core.prompts.templates import PROMPT_VERSION

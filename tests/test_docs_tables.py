@@ -18,9 +18,9 @@ from replay.docs_tables import (
     section_anchors,
     with_table,
 )
-from stratune_core.config.knobs import paper, released
 from stratune_core.config.mechanisms import MECHANISMS, ProfileRow
 from stratune_core.config.profile_rows import FIELD_ROWS, released_rows
+from stratune_core.config.profiles import paper, released
 from tests.support.docs import DOCS, page
 
 

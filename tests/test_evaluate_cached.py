@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from replay.app import main as stratune
+from replay.commands.app import main as stratune
 from tests.support.cli import ROOT
 
 TRACE = ROOT / "traces" / "demo-gepa"  # recorded with two local GGUF models

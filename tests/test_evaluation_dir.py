@@ -88,8 +88,9 @@ def test_the_committed_transfer_gain_is_the_answer_format():
     from llm_cache.client import CachedLLM
     from llm_cache.modes import Mode
     from llm_cache.reader import CacheReader
-    from replay import evaluation_dir, models
-    from replay.trace import RunDir
+    from replay.evaluate import directory as evaluation_dir
+    from replay.models import specs as models
+    from replay.rundir.trace import RunDir
 
     trace = Path(__file__).resolve().parents[1] / "traces" / "transfer-1.5b"
     record = evaluation_dir.read(trace)

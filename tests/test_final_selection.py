@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.config.knobs import paper
+from stratune_core.config.profiles import paper
 from stratune_core.evaluation import final_compare, split_final_set
 from stratune_core.records.enums import Reason, Stage
 from stratune_core.records.errors import CoreInvariantError

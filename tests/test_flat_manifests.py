@@ -16,9 +16,10 @@ from typing import Any
 
 import attrs
 
-from replay.serde import manifest_from_json
-from stratune_core.config.knobs import Config, released
+from replay.rundir.serde import manifest_from_json
+from stratune_core.config.knobs import Config
 from stratune_core.config.mechanisms import MECHANISMS, StrategyFloors, counted, flat_keys
+from stratune_core.config.profiles import released
 from stratune_core.config.serde import structure, unstructure
 from tests.support.cli import stratune
 

@@ -14,9 +14,9 @@ import pytest
 from rich.console import Console
 
 from examples.grid import run_scripted
-from replay import runner
-from replay.app import main as stratune
-from replay.show import load_run
+from replay.commands.app import main as stratune
+from replay.run import runner
+from replay.viewer.show import load_run
 from tests.support.docs import ROOT, block_after, page
 
 GRIDS = page("grids.md")

@@ -14,8 +14,9 @@ from rich.console import Console
 from replay.compare.hybrids import INDENTED
 from replay.compare.hybrids import build as hybrids_table
 from replay.compare.runs import load_runs
+from replay.grid.grid_file import load_grid
 from replay.grid.run import run_grid
-from replay.grid.spec import GridError, load_grid
+from replay.grid.spec import GridError
 from tests.grid_support import MethodsEnv, write_grid
 
 

@@ -14,13 +14,14 @@ import pytest
 from rich.console import Console
 
 from llm_cache.errors import LLMFatalError
-from replay.app import main as stratune
+from replay.commands.app import main as stratune
 from replay.compare.runs import load_runs, method_of
 from replay.grid.cells import expand, replay_batch_order
+from replay.grid.grid_file import load_grid
 from replay.grid.run import GridOptions, plan_lines, run_grid
-from replay.grid.spec import GridError, load_grid
-from replay.show import load_run
-from replay.stops import cache_cost
+from replay.grid.spec import GridError
+from replay.stops.control import cache_cost
+from replay.viewer.show import load_run
 from tests.grid_support import ScriptedEnv, digests, write_grid
 
 ABLATIONS = 'full = {}\ni1 = { selector = "fixed:I1" }\nrep = { selector = "replay:full" }\n'
@@ -274,7 +275,7 @@ def test_ctrl_c_stops_the_running_cells_resumably(tmp_path):
     from replay.grid.limits import GridLimits
     from replay.grid.live import Board
     from replay.grid.local import LocalExecutor
-    from replay.stops import StopControl
+    from replay.stops.control import StopControl
 
     path = write_grid(tmp_path / "grid.toml", ablations=PLAIN)
     root = (tmp_path / "out").resolve()
@@ -305,7 +306,7 @@ def test_the_cells_share_one_trace_converter(tmp_path, monkeypatch):
     """Cells starting together would each build the cached converter (and have cattrs generate
     every hook again for it); the executor builds it once before they start."""
     import stratune_core.config.serde as serde
-    from replay import serde as trace_serde
+    from replay.rundir import serde as trace_serde
 
     builds = []
     real = serde.make_converter

@@ -14,8 +14,9 @@ from rich.console import Console
 from llm_cache.records import Role
 from replay.compare.methods import build as methods_table
 from replay.compare.runs import load_runs
+from replay.grid.grid_file import load_grid
 from replay.grid.run import run_grid
-from replay.grid.spec import GridError, load_grid
+from replay.grid.spec import GridError
 from tests.grid_support import MethodsEnv, write_grid
 
 
@@ -105,7 +106,7 @@ def test_a_finished_iter_cot_cell_passes_dry_run_and_a_rerun_of_the_command(tmp_
     Iter-CoT cell (its manifest says `temperature: null` for Claude) is listed, not refused."""
     from benchmarks.common import ToyResponder
     from llm_cache.testing.fake_server import FakeAnthropicServer
-    from replay.app import main as stratune
+    from replay.commands.app import main as stratune
 
     grid = tmp_path / "g.toml"
     grid.write_text('seeds = 1\nbudget = "6x"\n[tasks.demo]\ntask = "demo"\nlimit = 8\n'

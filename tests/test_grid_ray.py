@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from replay.grid.grid_file import load_grid
 from replay.grid.run import GridOptions, GridResult, run_grid
-from replay.grid.spec import load_grid
 from tests.grid_support import ScriptedEnv, digests, write_grid
 
 ray = pytest.importorskip("ray")

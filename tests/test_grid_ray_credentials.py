@@ -14,9 +14,9 @@ from rich.console import Console
 
 from benchmarks.common import ToyResponder
 from llm_cache.testing.fake_server import FakeAnthropicServer
+from replay.grid.grid_file import load_grid
 from replay.grid.ray_credentials import needs_of, passed_env
 from replay.grid.run import GridOptions, run_grid
-from replay.grid.spec import load_grid
 from stratune_core.records.errors import ConfigError
 
 ray = pytest.importorskip("ray")

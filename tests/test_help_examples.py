@@ -7,8 +7,8 @@ import shlex
 
 import pytest
 
-from replay.app import build_parser
-from replay.help_examples import EXAMPLES
+from replay.commands.app import build_parser
+from replay.commands.help_examples import EXAMPLES
 from tests.support.cli import main
 
 

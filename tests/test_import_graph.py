@@ -81,7 +81,7 @@ def test_each_package_imports_only_the_layers_below(package: str) -> None:
 def test_the_checker_sees_lazy_imports(tmp_path: Path) -> None:
     """A function-level import counts: the check is not fooled by deferring an import."""
     module = tmp_path / "m.py"
-    module.write_text("def f():\n    from replay.trace import RunDir\n    import llm_cache.key\n")
+    module.write_text("def f():\n    from replay.rundir.trace import RunDir\n    import llm_cache.key\n")
     assert _imported_packages(module) == {"replay", "llm_cache"}
 
 

@@ -108,8 +108,8 @@ def test_the_manifest_spec_records_the_version_choice():
 
 
 def test_manifest_of_a_bedrock_run_names_the_version(tmp_path):
-    from replay.options import RunOptions, build_config, new_manifest
-    from replay.serde import TaskSpec
+    from replay.run.options import RunOptions, build_config, new_manifest
+    from replay.rundir.serde import TaskSpec
 
     options = RunOptions(task=TaskSpec(spec="demo"), target=f"bedrock:{HAIKU_ID}?region=eu-west-1",
                          optimizer="anthropic:claude-sonnet-4-6")

@@ -212,7 +212,7 @@ def test_prices_model_1h_writes_batch_and_regional_endpoints():
 
 
 def test_plan_shows_batch_regional_and_cache_prices(tmp_path, capsys, monkeypatch):
-    from replay.app import main
+    from replay.commands.app import main
 
     task = tmp_path / "t.jsonl"
     task.write_text("".join(
@@ -229,7 +229,7 @@ def test_plan_shows_batch_regional_and_cache_prices(tmp_path, capsys, monkeypatc
 
 
 def test_every_retry_prints_one_line_through_the_shell(tmp_path, capsys, monkeypatch):
-    from replay.app import main
+    from replay.commands.app import main
 
     task = tmp_path / "t.jsonl"
     task.write_text('{"id": "a", "input": "What is 1 + 1?", "expected": "2", "split": "train"}\n'

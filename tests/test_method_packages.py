@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from replay import models, runner, seal
-from replay.package_drift import drift_notes
-from replay.trace import RunDir
+from replay.models import specs as models
+from replay.run import runner
+from replay.run.package_drift import drift_notes
+from replay.rundir import seal
+from replay.rundir.trace import RunDir
 from stratune_core.records.method_spec import Generator, GepaMethod, StraTuneMethod, TextGradMethod
 from tests.support.cli import ROOT, record_in_process, toy_extensions
 

@@ -9,7 +9,8 @@ import pytest
 
 import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Role
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import released
 from stratune_core.config.serde import unstructure
 from stratune_core.records.enums import Reason, Stage, Strategy, Verdict
 from stratune_core.round.run import run

@@ -118,7 +118,7 @@ def test_the_temperature_is_dropped_where_the_backend_rejects_it():
     """Claude API under SDK 2.x: no temperature (manifest: null); a local backend keeps it."""
     from llm_cache.backends.anthropic_backend import AnthropicBackend
     from llm_cache.backends.function import FunctionBackend
-    from replay.method_options import fit_method, takes_temperature
+    from replay.run.method_options import fit_method, takes_temperature
 
     claude = AnthropicBackend("claude-haiku-4-5", api_key="x")
     legacy = AnthropicBackend("anthropic.claude-haiku-4-5-20251001-v1:0", provider="bedrock",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.lock import RunLock
+from replay.rundir.lock import RunLock
 from tests.support.cli import TOY_RUN, main, record_in_process
 
 EVALUATE = ("evaluate", "--task", "toy", "--target", "scripted:toy-target")

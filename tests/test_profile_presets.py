@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from replay import app
+from replay.commands import app
 from stratune_core.config.layers import Layer, layer_config, preset_layer
 from stratune_core.tasks.docvqa import DocVQATask
 from stratune_core.tasks.livemath import LiveMathOpusTask, LiveMathTask

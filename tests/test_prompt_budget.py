@@ -13,7 +13,7 @@ import re
 import pytest
 
 from llm_cache.records import CallKind, Message, Request, Role
-from replay.prompt_fit import fit_to_context
+from replay.models.prompt_fit import fit_to_context
 from stratune_core.config.knobs import Config
 from stratune_core.feedback.execution import FailureCase, Feedback
 from stratune_core.operators.forms import FORM_DESCRIPTIONS, OfferedExample

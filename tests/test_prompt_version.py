@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from replay import models, runner, verify
-from replay.options import RunOptions
-from replay.serde import LEGACY_PROMPT_VERSION, TaskSpec, TraceError, manifest_from_json
+from replay.models import specs as models
+from replay.run import runner, verify
+from replay.run.options import RunOptions
+from replay.rundir.serde import LEGACY_PROMPT_VERSION, TaskSpec, TraceError, manifest_from_json
 from stratune_core.prompts.templates import PROMPT_VERSION
 from tests.support.cli import record_in_process, stratune, toy_extensions
 

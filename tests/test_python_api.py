@@ -14,8 +14,8 @@ import pytest
 
 import stratune
 from llm_cache.backends.function import FunctionBackend
-from replay import models
-from replay.models import ModelKind
+from replay.models import specs as models
+from replay.models.specs import ModelKind
 from tests.support.cli import ROOT, main, record_in_process, toy_extensions
 
 MODELS = {"target": "scripted:toy-target", "optimizer": "scripted:toy-optimizer"}

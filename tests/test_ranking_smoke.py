@@ -5,7 +5,8 @@ quarter of the reference's ranking score; a sound draft goes on to ranking. Off 
 from __future__ import annotations
 
 import stratune_core.state.events as ev
-from stratune_core.config.knobs import Config, paper, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import paper, released
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
 from stratune_core.round.candidates import Prepared
 from stratune_core.round.ranking_smoke import smoke_drafts

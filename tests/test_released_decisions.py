@@ -13,7 +13,8 @@ from rich.console import Console
 
 import stratune_core.state.events as ev
 from replay.viewer import build_view, candidate_detail
-from stratune_core.config.knobs import Config, paper, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import paper, released
 from stratune_core.evaluation import screen
 from stratune_core.evaluation.branch import branch_check
 from stratune_core.evaluation.probation import Call, Guards, screening_decision

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import stratune_core.state.events as ev
-from stratune_core.config.knobs import Config, paper, released
+from stratune_core.config.knobs import Config
 from stratune_core.config.mechanisms import EarlyStopping
+from stratune_core.config.profiles import paper, released
 from stratune_core.records.enums import (
     Form,
     Purpose,

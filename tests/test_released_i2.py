@@ -7,8 +7,9 @@ import pytest
 
 import stratune_core.state.events as ev
 from llm_cache.records import CallKind
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
 from stratune_core.config.mechanisms import I2Window
+from stratune_core.config.profiles import released
 from stratune_core.operators.refinement import Refinement, WindowDraft
 from stratune_core.records.enums import Form, Strategy, Verdict
 from stratune_core.records.errors import ConfigError

@@ -10,7 +10,8 @@ import pytest
 
 import stratune_core.state.events as ev
 from stratune_core.budget.admission import Budget
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import released
 from stratune_core.operators.refinement import Refinement
 from stratune_core.records.enums import ChoiceRule, SkipReason, Strategy
 from stratune_core.round.step import round_step

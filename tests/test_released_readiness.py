@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 import stratune_core.state.events as ev
-from stratune_core.config.knobs import Config, paper, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import paper, released
 from stratune_core.records.enums import Form, Purpose, Reason, Strategy, Verdict
 from stratune_core.round.candidate_eval import Submission, evaluate_candidate
 from stratune_core.round.execute import execute_groups

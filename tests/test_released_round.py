@@ -14,8 +14,9 @@ import stratune_core.state.events as ev
 from llm_cache.records import CallKind
 from stratune_core.budget.admission import Budget
 from stratune_core.budget.ledger import Ledger
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
 from stratune_core.config.mechanisms import ResidualPooling, StrategyFloors, Warmup
+from stratune_core.config.profiles import released
 from stratune_core.feedback.execution import build_feedback, offered_examples
 from stratune_core.records.base import Execution
 from stratune_core.records.enums import Purpose, Strategy

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.config.knobs import Config, paper, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import paper, released
 from stratune_core.evaluation import paired_stats, screen
 from stratune_core.evaluation.branch import branch_check, branch_of
 from stratune_core.evaluation.final_selection import final_compare, final_floor

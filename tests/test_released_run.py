@@ -13,8 +13,9 @@ import re
 import pytest
 from rich.console import Console
 
-from replay import models, runner
-from replay.trace import RunDir
+from replay.models import specs as models
+from replay.run import runner
+from replay.rundir.trace import RunDir
 from stratune_core.config.mechanisms import ScreenSmoke
 from tests.support import cli
 from tests.support.docs import page

@@ -7,7 +7,7 @@ of the samples: with none solved, the released code's solved part is never ready
 from __future__ import annotations
 
 import stratune_core.state.events as ev
-from stratune_core.config.knobs import released
+from stratune_core.config.profiles import released
 from stratune_core.records.enums import Stage
 from stratune_core.round.run import iterate
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask

@@ -10,10 +10,11 @@ import io
 import pytest
 from rich.console import Console
 
-from replay import models, runner
-from replay.options import RunOptions
-from replay.serde import TaskSpec
-from replay.trace import RunDir
+from replay.models import specs as models
+from replay.run import runner
+from replay.run.options import RunOptions
+from replay.rundir.serde import TaskSpec
+from replay.rundir.trace import RunDir
 from stratune_core.config.knobs import Config
 from stratune_core.state.state import initial_state
 from tests.support.cli import record_in_process, toy_extensions

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from replay import seal
-from replay.trace import RunDir
+from replay.rundir import seal
+from replay.rundir.trace import RunDir
 from tests.support.cli import TOY_RUN, main, record_in_process
 
 TRAIN = ("train", *TOY_RUN, "--seed", "3")

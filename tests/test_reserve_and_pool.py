@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import stratune_core.state.events as ev
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import released
 from stratune_core.records.base import Execution
 from stratune_core.records.enums import Stage, Strategy, Verdict
 from stratune_core.round.candidate_eval import Submission, evaluate_candidate

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from llm_cache.spec import without_transport
-from replay.serde import Manifest, TaskSpec
+from replay.rundir.serde import Manifest, TaskSpec
 from stratune_core.config.knobs import Config
 
 
@@ -59,9 +59,10 @@ def test_a_run_that_never_paid_a_call_may_restart_with_other_models(tmp_path):
     from llm_cache.backends.function import FunctionBackend
     from llm_cache.errors import LLMFatalError
     from llm_cache.records import Role
-    from replay import models, runner
-    from replay.options import RunOptions
-    from replay.train_hooks import TrainHooks
+    from replay.models import specs as models
+    from replay.run import runner
+    from replay.run.hooks import TrainHooks
+    from replay.run.options import RunOptions
     from tests.support.cli import main, toy_extensions
     from tests.support.toy import ToyOptimizer
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from llm_cache.store import CacheStore
-from replay.lock import RunLock, RunLocked
+from replay.rundir.lock import RunLock, RunLocked
 from stratune_core.records.errors import StraTuneError
 from tests.support.cli import ROOT, TOY_RUN, record_in_process, stratune
 
@@ -47,7 +47,7 @@ def test_the_lock_names_its_holder_and_is_free_again_after_release(tmp_path):
 
 
 def test_a_killed_holder_leaves_no_stale_lock(tmp_path):
-    code = ("import sys, time; from pathlib import Path; from replay.lock import RunLock; "
+    code = ("import sys, time; from pathlib import Path; from replay.rundir.lock import RunLock; "
             "RunLock.acquire(Path(sys.argv[1])); print('locked', flush=True); time.sleep(60)")
     holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True)

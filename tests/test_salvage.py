@@ -8,8 +8,9 @@ import numpy as np
 
 import stratune_core.state.events as ev
 from llm_cache.records import Role
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
 from stratune_core.config.mechanisms import DonorSalvage
+from stratune_core.config.profiles import released
 from stratune_core.records.enums import Purpose, Strategy, Verdict
 from stratune_core.round.execute import execute_groups
 from stratune_core.round.final import final_selection

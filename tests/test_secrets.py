@@ -82,8 +82,8 @@ def test_the_grid_keeps_its_file_with_spec_keys_masked(tmp_path):
 
     from rich.console import Console
 
+    from replay.grid.grid_file import load_grid
     from replay.grid.run import run_grid
-    from replay.grid.spec import load_grid
     from tests.grid_support import OPTIMIZER, TARGET, ScriptedEnv, write_grid
 
     spec_key = "sk-ant-GRID-KEY-1122334455"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from replay.serde import (
+from replay.rundir.serde import (
     RULES_ADDED_LATER,
     Manifest,
     TaskSpec,

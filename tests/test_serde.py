@@ -10,7 +10,8 @@ import pytest
 
 from llm_cache.records import ImageBlock, Message, Request, Role, TextBlock
 from stratune_core.budget.ledger import Ledger
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import released
 from stratune_core.config.serde import make_converter, structure, unstructure
 from stratune_core.evaluation import Outcome, screen
 from stratune_core.records.base import Execution, Sample

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from replay.plan import make_plan
-from stratune_core.config.knobs import Config, released
+from replay.plan.estimate import make_plan
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import released
 from stratune_core.config.shape import run_shape
 from stratune_core.records.errors import BudgetError
 from stratune_core.round.run import iterate

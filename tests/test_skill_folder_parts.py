@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from replay.agent_skill import SKILL_FILE, read_skill_folder
-from replay.skill_parts import folder_document, with_description
+from replay.skills.agent_skill import SKILL_FILE, read_skill_folder
+from replay.skills.skill_parts import folder_document, with_description
 from stratune_core.records.ids import text_id
 from stratune_core.records.parts import SkillParts
 from tests.support.cli import TOY_RUN, main

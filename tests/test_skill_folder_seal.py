@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from replay import seal
-from replay.agent_skill import SKILL_FILE
+from replay.rundir import seal
+from replay.skills.agent_skill import SKILL_FILE
 from tests.support.cli import TOY_RUN, main
 
 FRONT = "name: toy-skill\ndescription: Answers toy questions.\n"

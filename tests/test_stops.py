@@ -12,12 +12,12 @@ from rich.console import Console
 
 from benchmarks.common import ToyResponder
 from llm_cache.testing.fake_server import FakeAnthropicServer
-from replay import runner
-from replay.app import main as stratune
-from replay.options import RunOptions
-from replay.serde import TaskSpec
-from replay.stops import StopControl, cache_cost, parse_cost, parse_duration
-from replay.train_hooks import TrainHooks
+from replay.commands.app import main as stratune
+from replay.run import runner
+from replay.run.hooks import TrainHooks
+from replay.run.options import RunOptions
+from replay.rundir.serde import TaskSpec
+from replay.stops.control import StopControl, cache_cost, parse_cost, parse_duration
 from stratune_core.records.errors import ConfigError
 from tests.grid_support import OPTIMIZER, TARGET, ScriptedEnv
 

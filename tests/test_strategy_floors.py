@@ -4,7 +4,8 @@ the budget and I3 at 50%, each once, with the optimizer still choosing the form.
 from __future__ import annotations
 
 import stratune_core.state.events as ev
-from stratune_core.config.knobs import Config, released
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import released
 from stratune_core.records.enums import Strategy
 from stratune_core.round.run import run
 from tests.support.toy import InProcessLLM, ToyOptimizer, ToyTask

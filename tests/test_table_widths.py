@@ -14,12 +14,12 @@ from replay.compare.model import fmt_cell
 from replay.compare.render import rich_table
 from replay.compare.runs import load_runs
 from replay.compare.tables import NAMES, build
-from replay.models import load_task
-from replay.options import RunOptions, build_config
-from replay.plan import make_plan, render_plan
-from replay.serde import TaskSpec
-from replay.show import load_run, renderable
+from replay.models.specs import load_task
+from replay.plan.estimate import make_plan, render_plan
+from replay.run.options import RunOptions, build_config
+from replay.rundir.serde import TaskSpec
 from replay.viewer.fit import FitColumn, FitTable
+from replay.viewer.show import load_run, renderable
 from tests.support.cli import ROOT, stratune
 
 TRACES = sorted(p for p in (ROOT / "traces").iterdir() if (p / "manifest.json").is_file())

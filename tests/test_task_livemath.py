@@ -168,8 +168,8 @@ def test_livemath_preset_reaches_the_manifest() -> None:
     """Paper Table 5: LiveMath screens on 24 + 24 samples. The task's preset is a config layer
     (after the profile, before the user's file and flags) and the manifest holds the effective
     values; a flag still wins."""
-    from replay.options import RunOptions, build_config, new_manifest
-    from replay.serde import TaskSpec, manifest_to_data
+    from replay.run.options import RunOptions, build_config, new_manifest
+    from replay.rundir.serde import TaskSpec, manifest_to_data
 
     options = RunOptions(task=TaskSpec(spec="livemath"), target="anthropic:claude-haiku-4-5",
                          optimizer="anthropic:claude-sonnet-4-6")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from replay.app import main as stratune
-from replay.grid.spec import load_grid
+from replay.commands.app import main as stratune
+from replay.grid.grid_file import load_grid
 from replay.tasks import bundled
 from tests.grid_support import write_grid
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from replay.app import build_parser
+from replay.commands.app import build_parser
 from replay.compare.runs import DATASETS
 from replay.tasks.registry import BENCHMARKS, load_task
 from stratune_core.records.errors import ConfigError

@@ -10,7 +10,7 @@ import pytest
 import xxhash
 
 import stratune_core.state.events as ev
-from replay.serde import (
+from replay.rundir.serde import (
     Manifest,
     TaskSpec,
     TraceError,
@@ -20,7 +20,8 @@ from replay.serde import (
     manifest_from_json,
     manifest_to_json,
 )
-from replay.trace import RunDir, TraceWriter
+from replay.rundir.trace import RunDir
+from replay.rundir.writer import TraceWriter
 from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, layer_config
 from stratune_core.evaluation import Check, Outcome, PairedStats, RegressionCounts
@@ -307,8 +308,8 @@ def test_config_file_values_are_checked():
 
 def test_a_manifest_is_never_written_with_a_value_json_cannot_hold(tmp_path, monkeypatch):
     """NaN or Infinity would make manifest.json unreadable as JSON: refused, nothing written."""
-    import replay.trace
-    from replay.serde import Manifest, TaskSpec
+    import replay.rundir.trace
+    from replay.rundir.serde import Manifest, TaskSpec
     from stratune_core.records.errors import StraTuneError
 
     manifest = Manifest(task=TaskSpec(spec="demo"), target="t", optimizer="o", seed=0,
@@ -316,7 +317,7 @@ def test_a_manifest_is_never_written_with_a_value_json_cannot_hold(tmp_path, mon
     run_dir = RunDir.at(tmp_path)
     run_dir.write_manifest(manifest)
     before = run_dir.manifest.read_bytes()
-    monkeypatch.setattr(replay.trace, "manifest_to_json", lambda m: '{"z": NaN}')
+    monkeypatch.setattr(replay.rundir.trace, "manifest_to_json", lambda m: '{"z": NaN}')
     with pytest.raises(StraTuneError, match="NaN"):
         run_dir.write_manifest(manifest)
     assert run_dir.manifest.read_bytes() == before

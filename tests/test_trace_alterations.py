@@ -21,8 +21,8 @@ import pytest
 
 from llm_cache.batch_journal import BatchJournal
 from llm_cache.store import CacheStore, StoredEntry, encode_entry
-from replay import seal
-from replay.trace import RunDir
+from replay.rundir import seal
+from replay.rundir.trace import RunDir
 from stratune_core.records.ids import text_id
 from tests.support.cli import main, record_in_process
 from tests.support.toy import expected_answer

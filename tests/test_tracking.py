@@ -13,9 +13,9 @@ from rich.console import Console
 
 from benchmarks.common import ToyResponder
 from llm_cache.testing.fake_server import FakeAnthropicServer
-from replay.app import main as stratune
+from replay.commands.app import main as stratune
+from replay.grid.grid_file import load_grid
 from replay.grid.run import GridOptions, run_grid
-from replay.grid.spec import load_grid
 from tests.grid_support import ScriptedEnv, write_grid
 
 mlflow = pytest.importorskip("mlflow")

@@ -14,9 +14,9 @@ import pytest
 
 from benchmarks.common import ToyResponder
 from llm_cache.testing.fake_server import FakeAnthropicServer
-from replay.app import main as stratune
-from replay.tracking import RunTracker
-from replay.tracking_queue import HTTP_LIMITS
+from replay.commands.app import main as stratune
+from replay.tracking.mlflow_runs import RunTracker
+from replay.tracking.queue import HTTP_LIMITS
 from tests.support.mlflow_server import MlflowServer
 
 mlflow = pytest.importorskip("mlflow")

@@ -8,7 +8,7 @@ import threading
 
 from rich.console import Console
 
-from replay.progress import TrainProgress
+from replay.run.progress import TrainProgress
 
 
 def _refresh_threads() -> int:

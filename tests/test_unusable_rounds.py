@@ -14,8 +14,8 @@ from rich.console import Console
 
 import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Request, Response, Role, Usage
-from replay.plan import make_plan, render_plan
-from replay.serde import manifest_from_json
+from replay.plan.estimate import make_plan, render_plan
+from replay.rundir.serde import manifest_from_json
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import Reason, StopReason, Strategy
 from stratune_core.round.run import run

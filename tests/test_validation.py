@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stratune_core.config.knobs import paper, released
+from stratune_core.config.profiles import paper, released
 from stratune_core.evaluation import validate, validation_threshold
 from stratune_core.records.enums import Reason, Stage
 

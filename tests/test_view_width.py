@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from replay.show import load_run
 from replay.viewer import summary
+from replay.viewer.show import load_run
 from replay.viewer.style import VERDICT_SHORT
 from tests.support.cli import record_in_process
 

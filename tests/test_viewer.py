@@ -15,10 +15,10 @@ import pytest
 from rich.console import Console
 
 import stratune_core.state.events as ev
-from replay.serde import Manifest, TaskSpec
-from replay.show import show
+from replay.rundir.serde import Manifest, TaskSpec
 from replay.viewer import build_view, candidate_detail, event_line, round_detail, summary
 from replay.viewer.charts import strip_by_round, trajectory
+from replay.viewer.show import show
 from stratune_core.config.knobs import Config
 from stratune_core.records.errors import StraTuneError
 from tests.test_trace import C, D, sample_events
@@ -175,7 +175,7 @@ def test_an_unfinished_run_still_renders():
 
 
 def test_no_paths_or_times_in_a_recorded_run(tmp_path):
-    from replay.show import load_run
+    from replay.viewer.show import load_run
     from tests.support.cli import record_in_process
 
     out = record_in_process(tmp_path / "run", test_split="test")

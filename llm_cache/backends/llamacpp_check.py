@@ -35,7 +35,7 @@ _ONE_CALL = (
 _CPU_FIELDS = ("vendor_id", "model name", "flags", "cpu family", "model", "Features",
                "CPU implementer", "CPU part")
 REBUILD_HINT = ("rebuild it portably with `make local` in the StraTune checkout (or, if that "
-                "was run before, `python -m replay.llama_build --rebuild`)")
+                "was run before, `python -m replay.models.llama_build --rebuild`)")
 
 
 def library_dir() -> Path | None:

@@ -12,13 +12,13 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from replay import models
-from replay.agent_skill import read_skill_folder
 from replay.api.data_task import DataTask, Row, ScorerArg
-from replay.method_options import method_from_args
-from replay.options import RunOptions, parse_budget
-from replay.serde import TaskSpec
-from replay.skill_parts import check_kinds, folder_document
+from replay.models import specs as models
+from replay.run.method_options import method_from_args
+from replay.run.options import RunOptions, parse_budget
+from replay.rundir.serde import TaskSpec
+from replay.skills.agent_skill import read_skill_folder
+from replay.skills.skill_parts import check_kinds, folder_document
 from replay.tasks.registry import custom_path
 from stratune_core.records.errors import ConfigError, StraTuneError
 from stratune_core.records.method_spec import MethodSpec, generator_names, method_names

@@ -7,16 +7,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from replay import evaluate_command, evaluation_dir, models, runner, verify
 from replay.api.arguments import SkillArg, TaskArg, directory, prepare, whole
 from replay.api.data_task import Row, ScorerArg
 from replay.api.output import console_for, raised_as_errors, said
 from replay.api.results import OptimizeResult, ReplayFailed, ReplayResult
 from replay.api.runs import load_run
-from replay.evaluation_dir import EvaluationRecord
-from replay.options import build_config
-from replay.plan import Plan, make_plan
-from replay.serde import TaskSpec
+from replay.evaluate import command as evaluate_command
+from replay.evaluate import directory as evaluation_dir
+from replay.evaluate.directory import EvaluationRecord
+from replay.models import specs as models
+from replay.plan.estimate import Plan, make_plan
+from replay.run import runner, verify
+from replay.run.options import build_config
+from replay.rundir.serde import TaskSpec
 from replay.tasks import custom
 from stratune_core.records.errors import StraTuneError
 

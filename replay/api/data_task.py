@@ -23,7 +23,7 @@ from typing import Any
 import xxhash
 from attrs import field, frozen
 
-from replay.serde import TaskSpec
+from replay.rundir.serde import TaskSpec
 from replay.tasks import custom
 from stratune_core.records.errors import ConfigError, TaskDataError
 from stratune_core.tasks.custom import CustomTask

@@ -10,10 +10,10 @@ from contextlib import contextmanager
 from rich.console import Console
 
 from llm_cache.errors import SpecError
-from replay import runner
 from replay.api.results import ModelCallFailed, RunStopped
-from replay.error_lines import error_line
-from replay.redact import scrub
+from replay.commands.error_lines import error_line
+from replay.models.redact import scrub
+from replay.run import runner
 from stratune_core.records.errors import ConfigError, StraTuneError
 
 

@@ -11,8 +11,8 @@ from typing import Any, Literal
 import attrs
 from attrs import field, frozen
 
-from replay.serde import Manifest, event_to_data
-from replay.trace import RunDir
+from replay.rundir.serde import Manifest, event_to_data
+from replay.rundir.trace import RunDir
 from replay.viewer import build_view
 from replay.viewer.model import CandidateView, RoundView, RunView
 from stratune_core.evaluation import Outcome

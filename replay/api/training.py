@@ -15,14 +15,16 @@ from rich.console import Console
 
 from llm_cache.accounting import Accounting
 from llm_cache.gates import StopRequested
-from replay import controls, models, runner
-from replay.agent_skill import learned_folder
 from replay.api.arguments import Prepared, SkillArg, TaskArg, prepare, whole
 from replay.api.data_task import Row, ScorerArg
 from replay.api.output import console_for, raise_for, raised_as_errors
 from replay.api.results import OptimizeResult, Update
 from replay.api.runs import load_run
-from replay.train_hooks import TrainHooks
+from replay.models import specs as models
+from replay.run import runner
+from replay.run.hooks import TrainHooks
+from replay.skills.agent_skill import learned_folder
+from replay.stops import flags as controls
 from stratune_core.state.events import Event
 from stratune_core.state.state import State
 

@@ -8,13 +8,8 @@ from replay.compare.group import by_pair_label_dataset, datasets, ordered
 from replay.compare.model import Column, Row, Stat, Table
 from replay.compare.runs import Run
 from stratune_core.records.enums import Verdict
-from stratune_core.state.events import (
-    CandidateDecided,
-    ExecutionsCharged,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-)
+from stratune_core.state.candidate_events import CandidateDecided
+from stratune_core.state.events import ExecutionsCharged, RoundStarted, RunFinished, RunStarted
 
 
 def verdicts(run: Run, verdict: Verdict) -> int:

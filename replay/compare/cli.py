@@ -31,7 +31,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from replay.compare.render import render_text, rich_table
     from replay.compare.runs import checks, load_runs
     from replay.compare.tables import NAMES, build
-    from replay.output_path import check_output
+    from replay.rundir.output_path import check_output
 
     if args.output is not None:
         check_output(args.output)

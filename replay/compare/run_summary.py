@@ -12,7 +12,8 @@ from replay.compare.model import Column, Row, Table
 from replay.compare.runs import Run, label_of
 from replay.compare.tokens import SELECTION, TARGET_KINDS, by_kind
 from stratune_core.records.enums import Reason, Verdict
-from stratune_core.state.events import CandidateInvalid, RoundStarted
+from stratune_core.state.candidate_events import CandidateInvalid
+from stratune_core.state.events import RoundStarted
 
 
 def _invalid(run: Run) -> str:

@@ -12,10 +12,10 @@ from typing import Any, TypeVar
 
 from attrs import frozen
 
-from replay import seal
-from replay.serde import Manifest, manifest_to_data
+from replay.rundir import seal
+from replay.rundir.serde import Manifest, manifest_to_data
+from replay.rundir.trace import CELL_FILE, RunDir
 from replay.tasks.registry import DATASETS
-from replay.trace import CELL_FILE, RunDir
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import FormMenu
 from stratune_core.records.errors import ConfigError
@@ -51,7 +51,7 @@ class Run:
     usage: dict[str, Any] | None
     evaluation: dict[str, Any] | None
     coords: dict[str, Any] | None  # a grid cell's task / pair / ablation / seed
-    check: str = ""  # the seal's verdict on the run's files (`replay.seal.Status.mark`)
+    check: str = ""  # the seal's verdict on the run's files (`replay.rundir.seal.Status.mark`)
 
     @property
     def finished(self) -> bool:

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import Run, label_of
 from stratune_core.records.enums import Verdict
-from stratune_core.state.events import CandidateDecided, OperatorChosen
+from stratune_core.state.candidate_events import CandidateDecided
+from stratune_core.state.events import OperatorChosen
 
 STRATEGIES = ("I1", "I2", "I3")
 FORMS = ("F1", "F2", "F3", "F4")

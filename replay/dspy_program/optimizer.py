@@ -17,11 +17,11 @@ from typing import Any
 
 import dspy
 
-from replay import models
 from replay.api.checks import replay as replay_run
 from replay.api.results import OptimizeResult, ReplayResult
 from replay.api.training import optimize
 from replay.dspy_program.task import Metric, ProgramTask, with_instructions
+from replay.models import specs as models
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.parts import SkillParts
 

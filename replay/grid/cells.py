@@ -17,9 +17,9 @@ import xxhash
 from attrs import frozen
 
 from replay.grid.spec import Ablation, GridError, GridSpec, PairEntry, TaskEntry
-from replay.method_options import settings_of
-from replay.options import RunOptions, build_config, new_manifest
-from replay.trace import CELL_FILE, RunDir
+from replay.run.method_options import settings_of
+from replay.run.options import RunOptions, build_config, new_manifest
+from replay.rundir.trace import CELL_FILE, RunDir
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.method_spec import StraTuneMethod
 from stratune_core.records.task import Task
@@ -98,7 +98,7 @@ def check(spec: GridSpec, cells: Sequence[Cell], root: Path,
     """Build each cell's config and task, and compare existing cells with their definition.
     `fit` gives a cell's options as `train` records them (e.g. Iter-CoT's temperature left
     out for a target that takes none); it is asked only for cells already on disk."""
-    from replay.runner import _previous_run  # the refusal message `train` gives
+    from replay.run.resume import previous_run  # the refusal message `train` gives
 
     tasks: dict[str, Task] = {}
     for cell in cells:
@@ -121,7 +121,7 @@ def check(spec: GridSpec, cells: Sequence[Cell], root: Path,
         if waiting or not run_dir.exists():
             continue  # `train` checks a waiting cell when it runs
         try:
-            _previous_run(run_dir, new_manifest(fit(cell), config))
+            previous_run(run_dir, new_manifest(fit(cell), config))
         except StraTuneError as exc:
             raise GridError(f"cell {cell.id}: {exc}; or restore the grid file's definition "
                             "of this cell") from None

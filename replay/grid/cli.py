@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from replay.arg_types import at_least, directory
+from replay.commands.arg_types import at_least, directory
 
 
 def register(sub: Any) -> None:
@@ -46,10 +46,10 @@ def cmd_grid(args: argparse.Namespace, console: Console) -> int:
     from pathlib import Path
 
     from replay.grid.execute import SpecEnv
+    from replay.grid.grid_file import load_grid
     from replay.grid.limits import parse_connections
     from replay.grid.run import GridOptions, checked_cells, plan_lines, run_grid
-    from replay.grid.spec import load_grid
-    from replay.stops import parse_cost, parse_duration
+    from replay.stops.control import parse_cost, parse_duration
 
     spec = load_grid(args.grid)
     if args.dry_run:

@@ -19,15 +19,15 @@ from llm_cache.backends.base import Backend
 from llm_cache.gates import CallGate
 from llm_cache.records import Role
 from replay.grid.cells import Cell, finished, write_coordinates
-from replay.options import RunOptions
-from replay.trace import RunDir
-from replay.train_hooks import RoundObserver, TrainHooks
+from replay.run.hooks import RoundObserver, TrainHooks
+from replay.run.options import RunOptions
+from replay.rundir.trace import RunDir
 from stratune_core.records.enums import Verdict
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.method_spec import IterCotMethod
 from stratune_core.records.task import Task
+from stratune_core.state.candidate_events import CandidateDecided
 from stratune_core.state.events import (
-    CandidateDecided,
     Event,
     ExecutionsCharged,
     RoundStarted,
@@ -60,7 +60,7 @@ class SpecEnv:
 
 
 def load_cell_task(env: CellEnv, cell: Cell) -> Task:
-    from replay import models
+    from replay.models import specs as models
 
     task = env.task(cell)
     if task is not None:
@@ -72,8 +72,8 @@ def fitted_options(env: CellEnv, cell: Cell) -> RunOptions:
     """The cell's options as `train` records them in its manifest: Iter-CoT's temperature is
     left out for a target that takes none (`method_options.fit_method`). Only an Iter-CoT cell
     builds its target backend for this."""
-    from replay import models
-    from replay.method_options import fit_method
+    from replay.models import specs as models
+    from replay.run.method_options import fit_method
 
     if not isinstance(cell.options.method, IterCotMethod):
         return cell.options
@@ -157,7 +157,7 @@ def run_cell(cell: Cell, root: Path, env: CellEnv, *, gate: CallGate | None,
              tracker: Any = None) -> CellStatus:
     """Train the cell (skipped when already complete); never raises for the cell's own failure:
     the returned status says what happened and the log holds the details."""
-    from replay import runner
+    from replay.run import runner
 
     root = Path(root)
     if finished(cell.path(root), cell.test_eval):

@@ -17,7 +17,7 @@ from llm_cache.gates import ByRole, CallGate, CostCap, GateChain, SharedLimit
 from llm_cache.records import Role
 from llm_cache.spec import parse_spec
 from replay.grid.cells import Cell
-from replay.stops import StopControl, cache_cost
+from replay.stops.control import StopControl, cache_cost
 from stratune_core.records.errors import ConfigError
 
 

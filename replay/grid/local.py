@@ -13,7 +13,7 @@ from replay.grid.cells import Cell
 from replay.grid.execute import CellEnv, CellStatus, run_cell
 from replay.grid.limits import GridLimits
 from replay.grid.live import Board
-from replay.serde import trace_converter
+from replay.rundir.serde import trace_converter
 
 
 class LocalExecutor:
@@ -33,7 +33,7 @@ class LocalExecutor:
     def _run(self, cell: Cell) -> CellStatus:
         tracker = None
         if self.sink is not None:
-            from replay.tracking import RunTracker
+            from replay.tracking.mlflow_runs import RunTracker
 
             tracker = RunTracker(self.sink, cell.path(self.root), run_name=cell.id,
                                  tags={f"grid.{k}": str(v) for k, v in cell.coordinates().items()})
@@ -41,7 +41,7 @@ class LocalExecutor:
                         observers=(self.limits.stop,), reporter=self.board, tracker=tracker)
 
     def submit(self, cell: Cell) -> cf.Future[CellStatus]:
-        # the caller's context (the model kinds and tasks `replay.models.using` made active)
+        # the caller's context (the model kinds and tasks `replay.models.specs.using` made active)
         # goes with the cell: a pool thread would otherwise start from an empty one
         return self.pool.submit(contextvars.copy_context().run, self._run, cell)
 

@@ -23,7 +23,7 @@ from replay.grid.cells import Cell
 from replay.grid.execute import CellEnv, CellStatus, run_cell
 from replay.grid.limits import GridLimits, endpoint_of, limit_name
 from replay.grid.live import Board
-from replay.stops import STOP_FILE, StopControl
+from replay.stops.control import STOP_FILE, StopControl
 from stratune_core.records.errors import ConfigError
 
 MAX_RETRIES = 3
@@ -69,7 +69,7 @@ def ray_cell(cell: Cell, root: Path, env: CellEnv, shared: dict[str, Any], token
         gates.append(ByRole(by_role))
     tracker = None
     if shared["mlflow"] is not None:
-        from replay.tracking import MlflowSink, RunTracker
+        from replay.tracking.mlflow_runs import MlflowSink, RunTracker
 
         tracker = RunTracker(MlflowSink(*shared["mlflow"]), cell.path(root), run_name=cell.id,
                              tags={f"grid.{k}": str(v) for k, v in cell.coordinates().items()})

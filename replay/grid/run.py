@@ -18,10 +18,10 @@ from replay.grid.execute import CellEnv, CellStatus, SpecEnv, fitted_options, lo
 from replay.grid.limits import GridLimits, grid_cost_cap
 from replay.grid.live import Board, counts, problems, table
 from replay.grid.spec import GridError, GridSpec
-from replay.lock import RunLock
-from replay.redact import public_text
-from replay.stops import StopControl
-from replay.trace import GRID_FILE, RunDir
+from replay.models.redact import public_text
+from replay.rundir.lock import RunLock
+from replay.rundir.trace import GRID_FILE, RunDir
+from replay.stops.control import StopControl
 
 EXIT_OK, EXIT_FAILED, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
 MAX_JOBS = 256
@@ -83,7 +83,7 @@ def run_grid(spec: GridSpec, out: str | Path, console: Console, *, env: CellEnv 
     cells = checked_cells(spec, root, env)
     sink = None
     if options.mlflow is not None:
-        from replay.controls import mlflow_sink
+        from replay.stops.flags import mlflow_sink
 
         sink = mlflow_sink(options.mlflow, options.mlflow_experiment)
     if RunDir.at(root).exists():

@@ -10,8 +10,11 @@ from rich.console import Group, RenderableType
 from rich.rule import Rule
 from rich.text import Text
 
-from replay.serde import Manifest
-from replay.viewer import method_lines  # noqa: F401  (registers the baselines' event lines)
+from replay.rundir.serde import Manifest
+from replay.viewer import (
+    method_lines,  # noqa: F401  (registers the baselines' event lines)
+    released_lines,  # noqa: F401  (and the released mechanisms')
+)
 from replay.viewer.charts import strip_by_round, trajectory
 from replay.viewer.costs import cost_table
 from replay.viewer.detail import candidate_detail, round_detail

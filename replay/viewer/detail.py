@@ -10,8 +10,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from replay.viewer.events_log import event_line, outcome_summary, rule_line
+from replay.viewer.events_log import event_line, outcome_summary
 from replay.viewer.model import CandidateView, RoundView, RunView
+from replay.viewer.released_lines import rule_line
 from replay.viewer.style import operator_label, short_id, verdict_text
 from stratune_core.evaluation import Outcome
 from stratune_core.records.parts import SkillParts

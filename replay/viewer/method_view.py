@@ -12,7 +12,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from replay.serde import Manifest
+from replay.rundir.serde import Manifest
 from replay.viewer.charts import HEIGHT, WIDTH
 from replay.viewer.costs import cost_table
 from replay.viewer.method_lines import consolidation_shape, gepa_outcome

@@ -9,25 +9,27 @@ from attrs import evolve, field, frozen
 
 from stratune_core.evaluation import Outcome
 from stratune_core.records.enums import Form, Reason, Stage, Strategy, Verdict
-from stratune_core.state.events import (
-    BatchExecuted,
+from stratune_core.state.candidate_events import (
     CandidateDecided,
     CandidateGenerated,
     CandidateInvalid,
     CandidateUnaffordable,
     DraftsRanked,
+    FinalComparison,
+    RefinementAdvanced,
+    SkillReplaced,
+    StageResult,
+)
+from stratune_core.state.events import (
+    BatchExecuted,
     Event,
     ExecutionsCharged,
-    FinalComparison,
     OperatorChosen,
-    RefinementAdvanced,
     RoundSkipped,
     RoundStarted,
     RunFinished,
     RunStarted,
     SkillAdded,
-    SkillReplaced,
-    StageResult,
 )
 
 

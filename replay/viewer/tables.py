@@ -14,8 +14,8 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from replay.serde import Manifest
-from replay.stop_notes import stop_note
+from replay.rundir.serde import Manifest
+from replay.stops.notes import stop_note
 from replay.viewer.costs import totals
 from replay.viewer.model import RunView
 from replay.viewer.style import short_id

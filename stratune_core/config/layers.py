@@ -20,8 +20,9 @@ import cattrs
 from attrs import field, frozen
 
 from stratune_core.config.flat import Edit, Sets, apply, is_off_count, read
-from stratune_core.config.knobs import Config, profile
+from stratune_core.config.knobs import Config
 from stratune_core.config.mechanisms import MECHANISMS, counted, flat_keys
+from stratune_core.config.profiles import profile
 from stratune_core.config.serde import one_line, structure, unstructure
 from stratune_core.records.base import TaskInfo
 from stratune_core.records.errors import ConfigError

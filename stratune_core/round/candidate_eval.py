@@ -22,8 +22,9 @@ from stratune_core.round.pool import prune
 from stratune_core.round.reserve import refresh
 from stratune_core.round.screening_run import Candidate, Drawn, draw_set, screen_candidate
 from stratune_core.round.stages import run_stage
+from stratune_core.state.candidate_events import CandidateDecided, SkillReplaced
 from stratune_core.state.context import Env
-from stratune_core.state.events import CandidateDecided, Event, SkillReplaced
+from stratune_core.state.events import Event
 from stratune_core.state.history import HistoryEntry
 from stratune_core.state.state import State
 

@@ -15,8 +15,9 @@ from stratune_core.operators.forms import OfferedExample, check_grounding, check
 from stratune_core.operators.patches import PatchError, RawCandidate, apply_patch, rewrite_cap
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
 from stratune_core.records.parts import check_parts_kept
+from stratune_core.state.candidate_events import CandidateGenerated, CandidateInvalid
 from stratune_core.state.context import Env
-from stratune_core.state.events import CandidateGenerated, CandidateInvalid, Event, SkillAdded
+from stratune_core.state.events import Event, SkillAdded
 from stratune_core.state.history import HistoryEntry
 from stratune_core.state.state import State
 

@@ -11,8 +11,9 @@ from stratune_core.records.enums import Purpose
 from stratune_core.round.execute import execute_groups
 from stratune_core.round.pool import seating
 from stratune_core.round.salvage import salvage
+from stratune_core.state.candidate_events import FinalComparison
 from stratune_core.state.context import Env
-from stratune_core.state.events import Event, FinalComparison
+from stratune_core.state.events import Event
 from stratune_core.state.state import State, round_rng
 
 SALVAGE_STREAM = 2  # run.FINAL_STREAM is 1: salvage draws do not move final selection's

@@ -36,8 +36,9 @@ from stratune_core.records.method_events import GeneratorProposed
 from stratune_core.records.method_spec import Generator, GepaMethod, SkillOptMethod
 from stratune_core.records.parts import check_parts_kept
 from stratune_core.round.candidate_eval import Submission, evaluate_candidate
+from stratune_core.state.candidate_events import CandidateGenerated
 from stratune_core.state.context import Env
-from stratune_core.state.events import CandidateGenerated, Event, SkillAdded
+from stratune_core.state.events import Event, SkillAdded
 from stratune_core.state.state import State
 
 Result = tuple[State, tuple[Event, ...]]

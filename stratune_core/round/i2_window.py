@@ -23,8 +23,9 @@ from stratune_core.operators.refinement import WindowDraft
 from stratune_core.records.enums import Strategy, Verdict
 from stratune_core.released.events import WindowSubmitted
 from stratune_core.round.candidate_eval import Submission, evaluate_candidate
+from stratune_core.state.candidate_events import CandidateDecided, RefinementAdvanced
 from stratune_core.state.context import Env
-from stratune_core.state.events import CandidateDecided, Event, RefinementAdvanced
+from stratune_core.state.events import Event
 from stratune_core.state.history import HistoryEntry
 from stratune_core.state.state import State
 

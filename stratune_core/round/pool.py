@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from stratune_core.records.enums import SeatRule
 from stratune_core.released.events import SeatRefused
-from stratune_core.state.events import CandidatePruned
+from stratune_core.state.candidate_events import CandidatePruned
 from stratune_core.state.state import State
 
 

@@ -11,8 +11,9 @@ from stratune_core.records.enums import Purpose, Reason, Strategy, Verdict
 from stratune_core.released.events import RankingSmokeFailed
 from stratune_core.round.candidates import Prepared
 from stratune_core.round.execute import execute_groups, mean_score
+from stratune_core.state.candidate_events import CandidateDecided
 from stratune_core.state.context import Env
-from stratune_core.state.events import CandidateDecided, Event
+from stratune_core.state.events import Event
 from stratune_core.state.history import HistoryEntry
 from stratune_core.state.state import State
 

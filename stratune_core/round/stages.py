@@ -25,8 +25,9 @@ from stratune_core.evaluation.futility import (
 from stratune_core.records.enums import Purpose, Reason, Stage
 from stratune_core.released.events import FutilityStopped, SmokeFailed, SmokePassed
 from stratune_core.round.execute import execute_groups
+from stratune_core.state.candidate_events import CandidateUnaffordable, StageResult
 from stratune_core.state.context import Env
-from stratune_core.state.events import CandidateUnaffordable, Event, StageResult
+from stratune_core.state.events import Event
 from stratune_core.state.state import State
 
 # (state, events, the stage's outcome (None: unaffordable), why it stopped early (None: it ran))

@@ -29,15 +29,9 @@ from stratune_core.round.readiness import rescreen_deferred
 from stratune_core.round.residuals import pool_residuals
 from stratune_core.round.strategies import RUNNERS
 from stratune_core.round.warmup import finish_warmup_round, in_warmup
+from stratune_core.state.candidate_events import CandidateGenerated, CandidateInvalid
 from stratune_core.state.context import Env
-from stratune_core.state.events import (
-    BatchExecuted,
-    CandidateGenerated,
-    CandidateInvalid,
-    Event,
-    RoundSkipped,
-    RoundStarted,
-)
+from stratune_core.state.events import BatchExecuted, Event, RoundSkipped, RoundStarted
 from stratune_core.state.state import State
 from stratune_core.state.trail import Trail
 

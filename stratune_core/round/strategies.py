@@ -23,15 +23,15 @@ from stratune_core.round.i2_window import add_draft
 from stratune_core.round.i3_submission import pick_submissions
 from stratune_core.round.prep import prepare_feedback
 from stratune_core.round.ranking_smoke import smoke_drafts
-from stratune_core.state.context import Env
-from stratune_core.state.events import (
+from stratune_core.state.candidate_events import (
     CandidateDecided,
     CandidateInvalid,
     CandidateUnaffordable,
     DraftsRanked,
-    Event,
     RefinementAdvanced,
 )
+from stratune_core.state.context import Env
+from stratune_core.state.events import Event
 from stratune_core.state.history import HistoryEntry, OperatorChoice
 from stratune_core.state.state import State
 from stratune_core.state.trail import Result, Trail

@@ -32,9 +32,10 @@ from rich.console import Console
 
 from llm_cache.backends import Backend
 from llm_cache.backends.function import FunctionBackend
-from replay import app, models
-from replay.models import Extensions, ModelKind
-from replay.serde import TaskSpec
+from replay.commands import app
+from replay.models import specs as models
+from replay.models.specs import Extensions, ModelKind
+from replay.rundir.serde import TaskSpec
 from stratune_core.records.errors import ConfigError
 from tests.support.toy import ToyOptimizer, ToyTask
 from tests.support.toy_methods import MethodOptimizer, method_target
@@ -133,8 +134,8 @@ def record_in_process(out: Path, *, seed: int = 3, test_split: str | None = None
                       n_train: int | None = None, method: Any = None, **overrides: Any) -> Path:
     """The run `stratune train --task toy ... --seed 3` records, without a subprocess;
     `overrides` are Config fields, as flags would set them; `method` a `MethodSpec`."""
-    from replay import runner
-    from replay.options import RunOptions
+    from replay.run import runner
+    from replay.run.options import RunOptions
     from stratune_core.records.method_spec import StraTuneMethod
 
     options = RunOptions(task=TaskSpec(spec="toy", limit=n_train), target="scripted:toy-target",

@@ -26,9 +26,10 @@ from collections.abc import Callable, Sequence
 from attrs import frozen
 
 import stratune_core.state.events as ev
-from replay.serde import TaskSpec
-from replay.trace import RunDir
-from stratune_core.config.knobs import Config, released
+from replay.rundir.serde import TaskSpec
+from replay.rundir.trace import RunDir
+from stratune_core.config.knobs import Config
+from stratune_core.config.profiles import released
 from stratune_core.evaluation.gates import REGRESSION_REASONS
 from stratune_core.evaluation.rules import Term
 from stratune_core.records.enums import ChoiceRule, Reason, Stage, Verdict

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replay import local_model
+from replay.models import local_model
 
 GGUF = local_model.bundled_gguf()
 NEEDS_SMOLLM2 = [

@@ -1,0 +1,162 @@
+"""Each `stratune` subcommand's handler: the parsed flags in, an exit code out. Heavy imports
+(the runner, the backends, the viewer) happen inside the handler that needs them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from replay.input_files import resolved
+from replay.stops import flags as controls
+from replay.stops.hard_timeout import Watchdog
+from replay.tasks.registry import custom_path, shadowed_folder
+from stratune_core.records.errors import StraTuneError
+from stratune_core.records.method_spec import StraTuneMethod
+
+if TYPE_CHECKING:
+    from replay.rundir.serde import TaskSpec
+
+EXIT_STOPPED = 3  # a stop control ended the run (runner.EXIT_STOPPED); resumable
+WATCHDOG = Watchdog()
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from replay.run.method_options import method_from_args
+    from replay.run.options import RunOptions, parse_budget
+
+    method = method_from_args(args)
+    overrides: dict[str, Any] = {}
+    if args.budget is not None:
+        overrides.update(parse_budget(args.budget))
+    for name in ("selector", "forms", "operator", "max_rounds"):
+        if getattr(args, name) is not None:
+            overrides[name] = getattr(args, name)
+    for flag, field in (("no_history", "history"), ("no_validation", "validation"),
+                        ("no_final_selection", "final_selection")):
+        if getattr(args, flag):
+            overrides[field] = False
+    return RunOptions(
+        task=_task_spec(args), target=args.target or "", optimizer=args.optimizer or "",
+        seed=args.seed,
+        profile=args.profile, config_file=args.config_file, overrides=tuple(overrides.items()),
+        data_dir=args.data_dir, method=method,
+    )
+
+
+def _task_spec(args: argparse.Namespace) -> TaskSpec:
+    from replay.rundir.serde import TaskSpec
+
+    spec = args.task
+    if (note := shadowed_folder(spec)) is not None:
+        # on stderr: stdout may be data (`plan --show-config`'s JSON)
+        print(f"note: {note}", file=sys.stderr)
+    path = custom_path(spec)
+    if path is not None:
+        # Stored absolute, so `replay` and `view` work from any directory.
+        spec = str(resolved(path, "--task"))
+    skill = getattr(args, "skill_dir", None)  # evaluate's --skill is the skill it scores
+    if "skill_dir" in args and skill is None and args.skill_parts:
+        raise StraTuneError("--skill-parts: learns parts of an Agent Skills folder; give the "
+                            "folder with --skill DIR")
+    if skill is not None:
+        skill = str(resolved(Path(skill).expanduser(), "--skill"))
+    return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit,
+                    skill=skill, skill_parts=args.skill_parts if skill is not None else ())
+
+
+def cmd_train(args: argparse.Namespace, console: Console) -> int:
+    from replay.run import runner
+    from replay.skills.agent_skill import learned_folder
+    from replay.stops.control import parse_duration
+    from replay.viewer.rounds import round_table
+    from replay.viewer.show import load_run, renderable, show
+    from replay.viewer.tables import header
+
+    run_controls = controls.for_train(args)
+    options = _options(args)
+    seconds = None if args.timeout is None else parse_duration(args.timeout)
+    with WATCHDOG.armed(seconds, args.timeout or ""):
+        code = runner.train(options, args.out, console, concurrency=args.concurrency,
+                            test_split="test" if args.test_eval else None,
+                            hooks=run_controls.hooks)
+    if WATCHDOG.fired is not None:  # the run kept its events (runner: interrupted)
+        print(f"error: {WATCHDOG.fired}", file=sys.stderr)
+        WATCHDOG.fired = None
+        code = EXIT_STOPPED
+    run_controls.finish(code)
+    if code == runner.EXIT_OK:
+        run = load_run(args.out)
+        if run.is_baseline:
+            show(renderable(run), console)
+            console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
+            return code
+        show(round_table(run.view), console)
+        show(header(run.view, run.manifest, run.evaluation), console)
+        console.print(f"final skill: {escape(str(Path(args.out) / 'final_skill.txt'))}")
+        if (folder := learned_folder(options.task.skill, args.out)) is not None:
+            console.print(f"final skill as an Agent Skills folder: {escape(str(folder))}")
+    return code
+
+
+def cmd_plan(args: argparse.Namespace, console: Console) -> int:
+    from replay.plan.estimate import make_plan, render_plan, show_config
+    from replay.run.options import build_config
+
+    options = _options(args)
+    if args.show_config:
+        console.out(json.dumps(show_config(options), indent=2), highlight=False)
+        return 0
+    if not (args.target and args.optimizer):
+        missing = " and ".join(f for f in ("--target", "--optimizer") if not getattr(args, f[2:]))
+        raise StraTuneError(f"plan: {missing} required (only --show-config goes without)")
+    from replay.models import specs as models
+
+    task = models.load_task(options.task, data_dir=options.data_dir)
+    config = build_config(options, task)
+    if not isinstance(options.method, StraTuneMethod):
+        from replay.plan.method_plan import render_method_plan
+
+        console.print(render_method_plan(options.method, config, task))
+        return 0
+    console.print(render_plan(make_plan(config, task), config))
+    if options.method.generator is not None:
+        console.print(f"generator: {options.method.generator} writes each round's candidate "
+                      "(Table 4 hybrid); its calls replace strategy selection and generation")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
+    from replay.evaluate import command as evaluate_command
+
+    return evaluate_command.run(args, _task_spec(args), args.cache_dir, console)
+
+
+def cmd_replay(args: argparse.Namespace, console: Console) -> int:
+    from replay.run import runner
+
+    return runner.replay(args.dir, console)
+
+
+def cmd_view(args: argparse.Namespace, console: Console) -> int:
+    from replay.viewer.show import load_run, renderable, show
+
+    run = load_run(args.dir)
+    picture = renderable(run, round_number=args.round_number, candidate=args.candidate)
+    written = show(picture, console, export=args.export, output=args.output, width=args.width)
+    if written is not None:
+        console.print(f"written: {escape(str(written))}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace, console: Console) -> int:
+    from replay.commands.demo import demo, demo_live
+
+    if args.live:
+        return demo_live(console, args.out)
+    return demo(console, args.trace)

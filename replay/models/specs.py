@@ -1,0 +1,94 @@
+"""Model specs and task specs as the CLI resolves them, plus the door for a program's own kinds.
+
+The built-in model specs are those of `llm_cache.spec`; the built-in tasks those of
+`replay.tasks.registry`. A program that embeds the CLI can add model kinds (a spec prefix with
+its backend) and tasks (a name with its loader) through `Extensions` (`replay.models.extensions`), passed to
+`replay.commands.app.main(argv, extensions=...)` or made active around library calls with `using(...)`.
+The test suite injects its scripted models and toy task this way; the package ships none.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llm_cache.backends import Backend, backend_for
+from llm_cache.records import Role
+from llm_cache.spec import parse_spec
+from replay.models.access import check_access
+from replay.models.extensions import Extensions, ModelKind, active, using
+from replay.models.redact import public_spec
+from replay.rundir.serde import TaskSpec
+from replay.skills.agent_skill import WithInitialSkill, read_skill_folder
+from replay.skills.skill_parts import folder_document
+from stratune_core.records.errors import ConfigError
+from stratune_core.records.task import Task
+
+# the extension door is part of this module's surface (`models.using(...)`), defined apart
+__all__ = ["Extensions", "ModelKind", "active", "backends", "build_backend", "canonical_model",
+           "check_buildable", "load_task", "using"]
+
+
+def _kind(spec: str) -> tuple[ModelKind, str] | None:
+    prefix, sep, body = spec.partition(":")
+    kind = active().models.get(prefix) if sep else None
+    return None if kind is None else (kind, body)
+
+
+def canonical_model(spec: str) -> str:
+    """The model id that goes into requests (and so into the cache key)."""
+    found = _kind(spec)
+    if found is not None:
+        kind, body = found
+        return kind.canonical(body)
+    return parse_spec(spec).canonical
+
+
+def build_backend(spec: str) -> Backend:
+    found = _kind(spec)
+    if found is not None:
+        kind, body = found
+        return kind.backend(body)
+    return backend_for(spec)
+
+
+def check_buildable(spec: str) -> None:
+    """What a backend only finds out at its first call, checked before a run directory is
+    made: a local model's GGUF file and the llama.cpp package it runs on, a Claude API key,
+    an OpenAI-compatible server that accepts connections."""
+    if _kind(spec) is not None:
+        return
+    parsed = parse_spec(spec)
+    if parsed.provider != "llamacpp":
+        check_access(parsed, public_spec(spec))
+        return
+    from replay.models.local_model import llama_cpp_installed
+
+    if not llama_cpp_installed():
+        raise ConfigError(f"model spec {public_spec(spec)!r}: local models need "
+                          "llama-cpp-python: pip install 'stratune[local]'")
+    path = Path(parsed.model).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"model spec {public_spec(spec)!r}: GGUF file {path} not found; fix "
+                          "the path")
+
+
+def backends(target: str, optimizer: str) -> dict[Role, Backend]:
+    for spec in (target, optimizer):
+        check_buildable(spec)
+    return {Role.TARGET: build_backend(target), Role.OPTIMIZER: build_backend(optimizer)}
+
+
+def load_task(spec: TaskSpec, *, data_dir: str | None = None) -> Task:
+    """The task `spec` names; with `spec.skill`, the skill folder's body as its initial skill
+    (the folder is checked first, so a bad one is refused before any data is read)."""
+    skill = None if spec.skill is None else folder_document(read_skill_folder(spec.skill),
+                                                             spec.skill_parts)
+    loader = active().tasks.get(spec.spec)
+    if loader is not None:
+        task = loader(spec)
+    else:
+        from replay.tasks.registry import load_task as registry_load
+
+        task = registry_load(spec.spec, data_dir=data_dir, scorer=spec.scorer,
+                             placement=spec.placement, limit=spec.limit)
+    return task if skill is None else WithInitialSkill(task, skill)

@@ -1,0 +1,32 @@
+"""`replay`'s note when a package the run's method runs through (`gepa`) is installed at
+another version than the one the manifest records: the replay still runs (the same version
+usually makes the same calls), and if it fails the note says which package to look at first."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from replay.rundir.serde import Manifest
+from stratune_core.methods.packages import method_packages
+
+
+def installed(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def drift_notes(manifest: Manifest) -> list[str]:
+    """One line per method package whose installed version differs from the recorded one. A
+    manifest written before these versions were recorded holds none: nothing to compare."""
+    recorded = {p.name: p.version for p in manifest.packages}
+    notes = []
+    for name in method_packages(manifest.method):
+        then, now = recorded.get(name), installed(name)
+        if then is None or then == now:
+            continue
+        notes.append(f"the run was recorded with {name} {then}; "
+                     f"{'it is not installed' if now is None else f'{name} {now} is installed'}"
+                     f": a difference in the replay may come from {name}, not from the run")
+    return notes
