@@ -30,6 +30,7 @@ from benchmarks.common import (
     results_dir,
     toy_config,
 )
+from llm_cache.backends.base import BackendBase
 from llm_cache.client import CachedLLM
 from llm_cache.records import Request, Response, Role
 from llm_cache.retry import RetryDecision
@@ -44,7 +45,7 @@ DEFAULT_N_TRAIN = 48
 QUICK_N_TRAIN, QUICK_LATENCY = 8, 0.005
 
 
-class SlowBackend:
+class SlowBackend(BackendBase):
     """A scripted model that answers after a fixed latency, many calls in flight at once."""
 
     def __init__(self, fn: Callable[[Request], Response], name: str, latency: float) -> None:

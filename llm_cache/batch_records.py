@@ -14,9 +14,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from llm_cache.backends.base import BackendBase
+from llm_cache.model_spec import flag
 from llm_cache.records import Request, Response
 from llm_cache.retry import RetryDecision
-from llm_cache.spec import flag
 
 # The Message Batches API's own limit on one batch (the other limit, 256 MB, is far beyond a
 # wave of target executions).
@@ -108,6 +109,6 @@ class BatchBackend(Protocol):
 
 def batch_options(backend: object) -> BatchOptions | None:
     """The backend's batch options, or None when it sends every call live."""
-    options = getattr(backend, "batch", None)
+    options = backend.batch if isinstance(backend, BackendBase) else None
     return options if isinstance(options, BatchOptions) and isinstance(
         backend, BatchBackend) else None

@@ -239,7 +239,7 @@ class CachedLLM:
 
     def _policy_for(self, backend: Any) -> RetryPolicy:
         """The client's retry policy, with the backend spec's `?max_retries=` when given."""
-        retries = getattr(backend, "max_retries", None)
+        retries = backend.max_retries
         if retries is None:
             return self._policy
         return attrs.evolve(self._policy, max_retries=retries)

@@ -29,7 +29,7 @@ class CallKind(enum.Enum):
     # Scoring skills on the test split after a run (`train --test-eval`): outside the budget.
     TEST_EVALUATION = "test_evaluation"
     # The baselines' calls: optimizer reflections (textual gradients, trajectory analyses),
-    # optimizer calls that write a skill (updates, consolidations), and Iter-CoT's summaries,
+    # optimizer calls that write a skill (updates, consolidations), and summaries of a run,
     # which the target makes and the budget does not count.
     REFLECTION = "reflection"
     SKILL_UPDATE = "skill_update"

@@ -73,8 +73,10 @@ def test_budget_never_passed_and_every_execution_attributed(spec, seed, n_train,
 @settings(max_examples=100, deadline=None)
 @given(spec=SPECS, n_train=st.integers(2, 2000), budget=st.integers(1, 12_000))
 def test_plan_estimates_stay_within_the_budget(spec, n_train, budget):
-    from stratune_core.methods.estimates import estimate
+    from stratune_core.round.registry import entry_of
 
+    estimate = entry_of(spec).estimate
+    assert estimate is not None
     guess = estimate(spec, n_train, budget)
     assert 0 <= guess.target_executions <= budget
     assert guess.optimizer_calls >= 0 and guess.uncounted_target_calls >= 0

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from llm_cache.backends.base import BackendBase
 from llm_cache.client import CachedLLM
 from llm_cache.gates import ByRole, CostCap, GateChain, SharedLimit, StopRequested, estimate_cost
 from llm_cache.prices import default_prices
@@ -16,7 +17,7 @@ from llm_cache.records import Message, Request, Response, Role, Usage
 from llm_cache.retry import RetryDecision
 
 
-class SlowBackend:
+class SlowBackend(BackendBase):
     """Awaits a little per call and records how many calls of all clients overlap."""
 
     name = "slow"

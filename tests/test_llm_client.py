@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from llm_cache.backends.base import BackendBase
 from llm_cache.backends.function import FunctionBackend
 from llm_cache.client import CachedLLM
 from llm_cache.errors import CacheCorruptError, CacheMiss, LLMFatalError, TransientLLMError
@@ -26,7 +27,7 @@ def ask(question: str, *, role: Role = Role.TARGET, draw: int = 0, system: str =
                    messages=(Message.user(question),), max_tokens=16, draw=draw, kind=kind)
 
 
-class Scripted:
+class Scripted(BackendBase):
     """Answers `<role>:<question>#<draw>`; can fail the first `fail` calls per question."""
 
     def __init__(self, role: str = "target", fail: int = 0, fatal: bool = False) -> None:
@@ -217,7 +218,7 @@ def test_a_function_returning_a_non_response_is_fatal(tmp_path):
         llm.complete([ask("a")])
 
 
-class CountingBackend:
+class CountingBackend(BackendBase):
     """An async backend that records the peak number of calls in flight."""
 
     name = "counting"

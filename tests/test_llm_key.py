@@ -161,7 +161,7 @@ def test_unknown_backend_options_are_spec_errors():
 
 
 def test_an_unknown_provider_is_one_line_listing_the_known_ones():
-    from llm_cache.spec import PROVIDERS
+    from llm_cache.providers import PROVIDERS
 
     with pytest.raises(SpecError) as info:
         parse_spec("gemini:flash")
@@ -171,7 +171,7 @@ def test_an_unknown_provider_is_one_line_listing_the_known_ones():
 
 
 def test_every_provider_builds_its_own_backend_class():
-    from llm_cache.spec import PROVIDERS
+    from llm_cache.providers import PROVIDERS
 
     for provider in PROVIDERS.values():
         assert provider.form.split(":")[0] in PROVIDERS

@@ -9,8 +9,8 @@ import stratune_core.state.events as ev
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
 from stratune_core.methods import trace2skill_prompts
-from stratune_core.methods.estimates import estimate
 from stratune_core.methods.splits import balanced_chunks
+from stratune_core.methods.trace2skill import estimate
 from stratune_core.records.method_spec import Trace2SkillMethod
 from stratune_core.records.purposes import MethodPurpose
 from tests.support.toy import ToyTask

@@ -82,12 +82,12 @@ def test_each_baseline_has_its_own_version_and_only_changed_ones_moved():
     """Issue 37 changed TextGrad's, Iter-CoT's and SkillOpt's prompts (version 4): their traces
     recorded under 3 are refused as stale, while GEPA's and Trace2Skill's, whose prompts did not
     change, still match the version their committed traces record."""
-    from stratune_core.methods.prompt_versions import BASELINE_PROMPT_VERSIONS, prompt_version_of
-    from stratune_core.records.method_spec import SPECS, StraTuneMethod, TextGradMethod
+    from stratune_core.records.method_spec import SPECS, Method, TextGradMethod
+    from stratune_core.round.registry import METHODS, prompt_version_of
 
-    assert set(BASELINE_PROMPT_VERSIONS) == set(SPECS) - {StraTuneMethod}
+    assert {e.spec for e in METHODS.values()} == set(SPECS)
     traces = Path(__file__).resolve().parent.parent / "traces"
-    assert BASELINE_PROMPT_VERSIONS[TextGradMethod] == "4"
+    assert prompt_version_of(TextGradMethod()) == METHODS[Method.TEXTGRAD].prompt_version == "4"
     expected = {"demo-gepa": "3", "demo-trace2skill": "3", "demo-iter-cot": "4",
                 "demo-skillopt": "4", "demo-textgrad": "4"}
     for name, version in expected.items():

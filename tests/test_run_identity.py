@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from llm_cache.spec import without_transport
+from llm_cache.model_spec import without_transport
 from replay.rundir.serde import Manifest, TaskSpec
 from stratune_core.config.knobs import Config
 

@@ -9,7 +9,9 @@ from typing import Any
 
 from llm_cache.backends.base import Backend
 from llm_cache.errors import SpecError
-from llm_cache.spec import PROVIDERS, ModelSpec, parse_spec
+from llm_cache.model_spec import ModelSpec
+from llm_cache.providers import PROVIDERS
+from llm_cache.spec import parse_spec
 
 __all__ = ["Backend", "backend_for"]
 
@@ -22,7 +24,7 @@ def backend_for(spec: str, **options: Any) -> Backend:
     try:
         backend = _build(parsed, merged)
         if retries is not None:
-            backend.max_retries = int(retries)  # type: ignore[attr-defined]
+            backend.max_retries = int(retries)
         return backend
     except (TypeError, ValueError) as exc:
         raise SpecError(f"model spec {spec!r}: bad option ({exc})") from exc

@@ -24,13 +24,13 @@ from llm_cache.backends.anthropic_params import (
     read_timeout_for,
     response_of_body,
 )
-from llm_cache.backends.base import refuse_blank_text
+from llm_cache.backends.base import BackendBase, refuse_blank_text
 from llm_cache.batch_records import BatchOptions, BatchStatus, ItemResult
 from llm_cache.errors import LLMFatalError
+from llm_cache.model_spec import ModelSpec, flag
 from llm_cache.prices import PriceTable, default_prices
 from llm_cache.records import Request, Response
 from llm_cache.retry import RetryDecision
-from llm_cache.spec import ModelSpec, flag
 
 __all__ = ["AnthropicBackend", "build_params", "classify_anthropic"]
 
@@ -65,7 +65,7 @@ def shared_ssl_context() -> ssl.SSLContext | None:
     return httpx2.create_ssl_context()
 
 
-class AnthropicBackend:
+class AnthropicBackend(BackendBase):
     """One model on the Anthropic API or on Bedrock; clients are built lazily in the loop."""
 
     def __init__(

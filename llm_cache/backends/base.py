@@ -28,6 +28,29 @@ class Backend(Protocol):
         ...
 
 
+class BackendBase:
+    """What every backend class inherits: the optional capabilities, each declared with the
+    value that means "not offered", so the client and the shell read an attribute instead of
+    probing for it. A backend overrides what it has:
+
+    - `max_retries`: this backend's retries (a spec's `?max_retries=`); None: the client's;
+    - `batch`: its Message Batches options (`batch_records.BatchOptions`); None: every call live;
+    - `accepts_temperature`: whether a request's temperature reaches the model; None: the shell
+      decides from the backend's kind (`run/method_options.takes_temperature`);
+    - `context_tokens()`: the window a prompt and its reply share; None: not known (a remote
+      API, a scripted function).
+    """
+
+    name: str = "backend"
+    concurrency: int | None = None
+    max_retries: int | None = None
+    batch: object | None = None
+    accepts_temperature: bool | None = None
+
+    def context_tokens(self) -> int | None:
+        return None
+
+
 class BlankTextError(LLMFatalError):
     """A request holds an empty or whitespace-only text block; it was not sent."""
 

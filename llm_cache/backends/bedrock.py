@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 
 from llm_cache.errors import SpecError
-from llm_cache.spec import ModelSpec, canonical_claude, parse_spec
+from llm_cache.model_spec import ModelSpec, canonical_claude
+from llm_cache.spec import parse_spec
 
 LEGACY_VERSION = "bedrock-2023-05-31"
 SDK_VERSION = "sdk"  # option value: send whatever version the installed SDK sends

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from llm_cache.backends.base import BackendBase
 from llm_cache.errors import LLMFatalError
 from llm_cache.records import Request, Role
 
@@ -88,13 +89,9 @@ def too_long(where: str, prompt_tokens: int, context: int, request: Request, *, 
 
 
 def context_tokens(backend: object) -> int | None:
-    """The backend's context window in tokens, or None when it does not say.
-
-    Every backend may define `context_tokens() -> int | None`; those that do not (Claude through
-    the API or Bedrock, scripted functions) answer None here.
-    """
-    method = getattr(backend, "context_tokens", None)
-    if method is None:
+    """The backend's context window in tokens, or None when it does not say (Claude through
+    the API or Bedrock, scripted functions: `BackendBase.context_tokens`)."""
+    if not isinstance(backend, BackendBase):
         return None
-    value = method()
+    value = backend.context_tokens()
     return int(value) if value is not None else None

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from llm_cache.backends.base import refuse_blank_text
+from llm_cache.backends.base import BackendBase, refuse_blank_text
 from llm_cache.errors import LLMFatalError, TransientLLMError
 from llm_cache.records import Request, Response
 from llm_cache.retry import RetryDecision
 
 
-class FunctionBackend:
+class FunctionBackend(BackendBase):
     """`fn(request) -> Response`, called in the event loop thread one request at a time.
 
     Raise `TransientLLMError` from `fn` to exercise retries; any other exception is fatal.

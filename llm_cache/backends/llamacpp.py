@@ -23,19 +23,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from llm_cache.backends.base import refuse_blank_text, system_text
+from llm_cache.backends.base import BackendBase, refuse_blank_text, system_text
 from llm_cache.backends.context import fit_max_tokens, too_long
 from llm_cache.backends.llamacpp_check import check_library
 from llm_cache.errors import LLMFatalError
+from llm_cache.model_spec import LLAMACPP_MODES, ModelSpec, canonical_gguf
 from llm_cache.records import Request, Response, Usage
 from llm_cache.retry import RetryDecision
-from llm_cache.spec import LLAMACPP_MODES, ModelSpec, canonical_gguf
 
 _FINISH = {"stop": "end_turn", "length": "max_tokens"}
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window")
 
 
-class LlamaCppBackend:
+class LlamaCppBackend(BackendBase):
     def __init__(
         self,
         path: str | Path,

@@ -4,7 +4,7 @@ The way to scale target executions out to a GPU cluster: point several specs at 
 Uses `httpx2`, which the anthropic SDK already installs, so no new dependency.
 
 Sampling: every request is sent at the spec's temperature (default 0) and seed (default 0);
-both are in the canonical model id, so in the cache key (`llm_cache.spec.openai_sampling`).
+both are in the canonical model id, so in the cache key (`llm_cache.model_spec.openai_sampling`).
 
 Context: when the window is known (`openai_window`: vLLM's `max_model_len`, llama-server's
 `/props`, else the spec's `?n_ctx=`), `max_tokens` is lowered to what the prompt leaves, counted
@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from llm_cache.backends.base import refuse_blank_text, system_text
+from llm_cache.backends.base import BackendBase, refuse_blank_text, system_text
 from llm_cache.backends.context import (
     ContextOverflowError,
     fit_max_tokens,
@@ -33,9 +33,9 @@ from llm_cache.backends.context import (
 )
 from llm_cache.backends.openai_context import Overflow, parse_overflow, prompt_bound
 from llm_cache.backends.openai_window import ServerWindow
+from llm_cache.model_spec import ModelSpec, openai_sampling
 from llm_cache.records import ImageBlock, Request, Response, TextBlock, Usage
 from llm_cache.retry import RetryDecision
-from llm_cache.spec import ModelSpec, openai_sampling
 
 _FINISH = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal",
            "tool_calls": "tool_use"}
@@ -96,7 +96,7 @@ def parse_completion(data: dict[str, Any]) -> Response:
     )
 
 
-class OpenAICompatBackend:
+class OpenAICompatBackend(BackendBase):
     def __init__(
         self,
         model: str,

@@ -90,8 +90,8 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
     skill_parts ("description", "references") learns those beside the body, as `--skill-parts`.
     config: Config fields ({"selector": "fixed:I1"}) or a JSON file of them. max_cost (USD)
     and timeout ("30m") stop the run as `--max-cost` and `--timeout` do, and so does a file
-    OUT/STOP: `RunStopped` is raised and the same call resumes. method: a baseline
-    ("textgrad", "gepa", "iter-cot", "trace2skill", "skillopt") as `--method`; generator:
+    OUT/STOP: `RunStopped` is raised and the same call resumes. method: a baseline's
+    name as `--method` takes it (`stratune train --help` lists them); generator:
     StraTune with that method's candidate generation (a Table 4 hybrid) as `--generator`."""
     with raised_as_errors():
         whole("concurrency", concurrency, 1)

@@ -59,7 +59,7 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
                    help="training method: StraTune (default) or one of the paper's baselines, "
                         "under the same budget, cache and trace format")
     p.add_argument("--generator", choices=generator_names(),
-                   help="Table 4's hybrids: GEPA's or SkillOpt's candidate generation in "
+                   help="Table 4's hybrids: that method's candidate generation in "
                         "StraTune's rounds (StraTune's candidate evaluation and final "
                         "selection); --method stratune only")
     p.add_argument("--profile", default="paper", choices=("paper", "released"))

@@ -21,7 +21,7 @@ SECTIONS = {
     "Candidate evaluation": ("No valid.", "No final sel."),
     "Fixed revision operator": OPERATORS,
 }
-BASELINES = tuple(BASELINE_LABELS.values())  # GEPA, TextGrad, SkillOpt, Trace2Skill, Iter-CoT
+BASELINES = tuple(BASELINE_LABELS.values())  # in the registry's order, the paper's
 HYBRIDS = tuple(HYBRID_LABELS.values())
 PAPER_ORDER = (INITIAL, *BASELINES, METHOD, *HYBRIDS,
                *(label for labels in SECTIONS.values() for label in labels))

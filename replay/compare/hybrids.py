@@ -13,10 +13,11 @@ from replay.compare.group import by_pair_label_dataset, datasets, stat_row
 from replay.compare.methods import ranked
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import HYBRID_LABELS, METHOD, Run
+from stratune_core.round.registry import METHODS
 
 INDENTED = "    with StraTune evaluation"  # the paper's indented row under its method
 # each method with its hybrid (their labels in the runs), in the paper's order
-PAIRS = (("GEPA", HYBRID_LABELS["gepa"]), ("SkillOpt", HYBRID_LABELS["skillopt"]))
+PAIRS = tuple((METHODS[m].label, label) for m, label in HYBRID_LABELS.items())
 
 
 def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:

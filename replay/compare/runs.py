@@ -6,7 +6,7 @@ dataset names) and grouping by any manifest field (`--by`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,20 +19,21 @@ from replay.tasks.registry import DATASETS
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import FormMenu
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.method_spec import StraTuneMethod
+from stratune_core.records.method_spec import Method
+from stratune_core.round.registry import METHODS, entry_of, hybrid_label
 from stratune_core.selection.selectors.scripted import ReplaySequence
 from stratune_core.state.events import Event, RunFinished, RunStarted
 
 E = TypeVar("E")
 
-METHOD = "StraTune"
-# The baselines by the record type a manifest stores under `method` (stratune_core/methods).
-# In the paper's order (Table 2's rows): the methods table and every table by method follow it.
-BASELINE_LABELS = {"GepaMethod": "GEPA", "TextGradMethod": "TextGrad", "SkillOptMethod": "SkillOpt",
-                   "Trace2SkillMethod": "Trace2Skill", "IterCotMethod": "Iter-CoT"}
-# Table 4's hybrids by the generator a StraTune manifest records (`--generator`)
-HYBRID_LABELS = {"gepa": "GEPA with StraTune evaluation",
-                 "skillopt": "SkillOpt with StraTune evaluation"}
+METHOD = METHODS[Method.STRATUNE].label
+# The baselines' labels, by the method a manifest records, in the registry's order (the paper's,
+# Table 2's rows): the methods table and every table by method follow it.
+BASELINE_LABELS: Mapping[Method, str] = {m: e.label for m, e in METHODS.items()
+                                         if m is not Method.STRATUNE}
+# Table 4's hybrids, by the method whose candidate generation runs in StraTune's rounds
+HYBRID_LABELS: Mapping[Method, str] = {m: e.hybrid for m, e in METHODS.items()
+                                       if e.hybrid is not None}
 SELECTOR_LABELS = {
     "fixed:I1": "I1 only", "fixed:I2": "I2 only", "fixed:I3": "I3 only", "random": "Rand.",
     "rotation": "Rot.", "once": "Once", "bandit:epsilon_greedy": "Bandit, ε-greedy",
@@ -100,11 +101,10 @@ def method_of(run: Run) -> str:
     """The paper's name for what this run changes against the full method; else the grid's
     ablation name, else the changed fields."""
     method = run.record.method
-    baseline = BASELINE_LABELS.get(type(method).__name__)
-    if baseline is not None:  # a baseline's config holds StraTune's defaults: not an ablation
-        return baseline
-    if isinstance(method, StraTuneMethod) and method.generator is not None:
-        return HYBRID_LABELS[method.generator.value]
+    if method.method is not Method.STRATUNE:  # its config holds StraTune's defaults: no ablation
+        return entry_of(method).label
+    if (hybrid := hybrid_label(method)) is not None:
+        return hybrid
     config, paper = run.record.config, Config()
     diffs = [f for f in ABLATION_FIELDS if getattr(config, f) != getattr(paper, f)]
     profile = run.record.profile

@@ -96,7 +96,7 @@ def expand(spec: GridSpec, root: Path) -> tuple[Cell, ...]:
 def check(spec: GridSpec, cells: Sequence[Cell], root: Path,
           load_task: Callable[[Cell], Task], fit: Callable[[Cell], RunOptions]) -> None:
     """Build each cell's config and task, and compare existing cells with their definition.
-    `fit` gives a cell's options as `train` records them (e.g. Iter-CoT's temperature left
+    `fit` gives a cell's options as `train` records them (e.g. a temperature left
     out for a target that takes none); it is asked only for cells already on disk."""
     from replay.run.resume import previous_run  # the refusal message `train` gives
 

@@ -24,8 +24,8 @@ from replay.run.options import RunOptions
 from replay.rundir.trace import RunDir
 from stratune_core.records.enums import Verdict
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.method_spec import IterCotMethod
 from stratune_core.records.task import Task
+from stratune_core.round.registry import entry_of
 from stratune_core.state.candidate_events import CandidateDecided
 from stratune_core.state.events import (
     Event,
@@ -69,13 +69,13 @@ def load_cell_task(env: CellEnv, cell: Cell) -> Task:
 
 
 def fitted_options(env: CellEnv, cell: Cell) -> RunOptions:
-    """The cell's options as `train` records them in its manifest: Iter-CoT's temperature is
-    left out for a target that takes none (`method_options.fit_method`). Only an Iter-CoT cell
-    builds its target backend for this."""
+    """The cell's options as `train` records them in its manifest (`method_options.fit_method`:
+    a sampling temperature left out for a target that takes none). Only a cell whose method
+    fits its settings to the target builds the target's backend for this."""
     from replay.models import specs as models
     from replay.run.method_options import fit_method
 
-    if not isinstance(cell.options.method, IterCotMethod):
+    if entry_of(cell.options.method).fit is None:
         return cell.options
     backends = env.backends(cell)
     target = (backends[Role.TARGET] if backends is not None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from llm_cache.errors import SpecError
 from llm_cache.gates import ByRole, CallGate, CostCap, GateChain, SharedLimit
+from llm_cache.providers import PROVIDERS
 from llm_cache.records import Role
 from llm_cache.spec import parse_spec
 from replay.grid.cells import Cell
@@ -26,9 +27,7 @@ def endpoint_of(spec: str) -> str:
         parsed = parse_spec(spec)
     except SpecError:
         return spec.partition(":")[0]
-    if parsed.provider == "openai":
-        return f"openai:{parsed.option('base_url')}"
-    return parsed.provider
+    return PROVIDERS[parsed.provider].endpoint(parsed)
 
 
 def limit_name(endpoint: str, names: Iterable[str]) -> str | None:

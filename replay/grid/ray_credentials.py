@@ -16,53 +16,33 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import attrs
-
 from llm_cache.errors import SpecError
+from llm_cache.providers import PROVIDERS, Credentials
 from llm_cache.spec import parse_spec
 from stratune_core.records.errors import ConfigError
 
 PROBE_WAIT_S = 300.0  # a busy cluster may take a while to start a worker
 
 
-@attrs.frozen
-class Need:
-    """What one provider reads from the environment: one of `any_of` must be set (none: the
-    provider may run without), `also` are passed along when set."""
-
-    any_of: tuple[str, ...]
-    also: tuple[str, ...] = ()
-
-
-# Bedrock's credentials may come from a node's instance role and ollama/vLLM need no key, so
-# only the Anthropic API's key is required; the others travel when set.
-NEEDS: Mapping[str, Need] = {
-    "anthropic": Need(("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), ("ANTHROPIC_BASE_URL",)),
-    "bedrock": Need((), ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                         "AWS_BEARER_TOKEN_BEDROCK", "AWS_REGION", "AWS_DEFAULT_REGION")),
-    "openai": Need((), ("OPENAI_API_KEY",)),
-}
-
-
-def needs_of(specs: Iterable[str]) -> dict[str, Need]:
-    """The needs of each model spec that reads its credentials from the environment."""
-    found: dict[str, Need] = {}
+def needs_of(specs: Iterable[str]) -> dict[str, Credentials]:
+    """The credentials each model spec reads from the environment (its provider's row)."""
+    found: dict[str, Credentials] = {}
     for spec in specs:
         try:
             parsed = parse_spec(spec)
         except SpecError:
             continue  # a kind added by the embedding program: it knows its own credentials
-        need = NEEDS.get(parsed.provider)
-        if need is not None and parsed.option("api_key") is None:
+        need = PROVIDERS[parsed.provider].credentials
+        if (need.any_of or need.also) and parsed.option("api_key") is None:
             found[spec] = need
     return found
 
 
-def variables(needs: Mapping[str, Need]) -> tuple[str, ...]:
+def variables(needs: Mapping[str, Credentials]) -> tuple[str, ...]:
     return tuple(sorted({v for n in needs.values() for v in (*n.any_of, *n.also)}))
 
 
-def passed_env(needs: Mapping[str, Need], environ: Mapping[str, str] | None = None
+def passed_env(needs: Mapping[str, Credentials], environ: Mapping[str, str] | None = None
                ) -> dict[str, str]:
     """This shell's values of the variables the grid's models read (`--ray-pass-env`)."""
     env = os.environ if environ is None else environ
@@ -78,7 +58,7 @@ def _visible(names: tuple[str, ...]) -> dict[str, bool]:
     return {name: bool(os.environ.get(name)) for name in names}
 
 
-def check_workers(ray: Any, needs: Mapping[str, Need], runtime_env: Mapping[str, Any] | None
+def check_workers(ray: Any, needs: Mapping[str, Credentials], runtime_env: Mapping[str, Any] | None
                   ) -> None:
     """Raise ConfigError when a Ray worker cannot see a credential the grid needs."""
     required = {spec: need for spec, need in needs.items() if need.any_of}

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from llm_cache.backends import Backend, backend_for
+from llm_cache.providers import PROVIDERS
 from llm_cache.records import Role
 from llm_cache.spec import parse_spec
-from replay.models.access import check_access
 from replay.models.extensions import Extensions, ModelKind, active, using
 from replay.models.redact import public_spec
 from replay.rundir.serde import TaskSpec
@@ -59,7 +59,7 @@ def check_buildable(spec: str) -> None:
         return
     parsed = parse_spec(spec)
     if parsed.provider != "llamacpp":
-        check_access(parsed, public_spec(spec))
+        PROVIDERS[parsed.provider].check_access(parsed, public_spec(spec))
         return
     from replay.models.local_model import llama_cpp_installed
 

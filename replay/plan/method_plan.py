@@ -12,9 +12,10 @@ from replay.plan.estimate import CHARS_PER_TOKEN, OPTIMIZER_OUTPUT_TOKENS, OPTIM
 from replay.plan.estimate import _cost as cost_text
 from stratune_core.config.knobs import Config
 from stratune_core.config.serde import unstructure
-from stratune_core.methods.estimates import MethodEstimate, estimate
+from stratune_core.methods.entry import MethodEstimate
 from stratune_core.records.method_spec import MethodSpec
 from stratune_core.records.task import Task
+from stratune_core.round.registry import entry_of
 
 
 def method_usage(config: Config, task: Task,
@@ -36,6 +37,8 @@ def method_usage(config: Config, task: Task,
 def render_method_plan(spec: MethodSpec, config: Config, task: Task) -> RenderableType:
     n = len(task.split("train"))
     budget = config.budget_for(n)
+    estimate = entry_of(spec).estimate
+    assert estimate is not None, "StraTune's plan is the run's shape (plan/estimate.py)"
     guess = estimate(spec, n, budget)
     target, optimizer = method_usage(config, task, guess)
     table = Table(title=f"plan for --method {spec.method} (estimates; nothing has been spent)",

@@ -7,21 +7,18 @@ import argparse
 import re
 from collections.abc import Mapping, Sequence
 
-import attrs
-
 from llm_cache.backends.anthropic_backend import AnthropicBackend
-from llm_cache.backends.base import Backend
+from llm_cache.backends.base import Backend, BackendBase
 from stratune_core.config.layers import Layer
-from stratune_core.methods.estimates import minimum_budget
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.method_spec import (
     Generator,
-    IterCotMethod,
     Method,
     MethodSpec,
     StraTuneMethod,
     default_spec,
 )
+from stratune_core.round.registry import METHODS, entry_of
 
 # Options only StraTune has (its ablations and its profiles): the flag, and the argparse value
 # that means "not given".
@@ -38,26 +35,29 @@ STRATUNE_ONLY: tuple[tuple[str, str, object], ...] = (
 # StraTune's operator choice, which a hybrid's generator replaces
 REPLACED_BY_GENERATOR: tuple[tuple[str, str], ...] = (
     ("--selector", "selector"), ("--operator", "operator"), ("--forms", "forms"))
-# Options a method has beyond the shared ones (task, models, budget, seed, out, ...).
-EXTRA_OPTIONS: dict[Method, frozenset[str]] = {
-    Method.STRATUNE: frozenset(flag for flag, _, _ in STRATUNE_ONLY) | {"--max-rounds"},
-    Method.TEXTGRAD: frozenset({"--max-rounds"}),
-    Method.ITER_COT: frozenset(),
-    Method.TRACE2SKILL: frozenset(),
-    Method.SKILLOPT: frozenset({"--max-rounds"}),
-    Method.GEPA: frozenset({"--max-rounds"}),
-}
-ALL_EXTRA: tuple[tuple[str, str, object], ...] = (*STRATUNE_ONLY, ("--max-rounds", "max_rounds", None))
+# `--max-rounds` sets the Config field a method's entry takes when its steps are rounds.
+ROUNDS_FLAG = ("--max-rounds", "max_rounds", None)
+ALL_EXTRA: tuple[tuple[str, str, object], ...] = (*STRATUNE_ONLY, ROUNDS_FLAG)
+
+
+def extra_options(method: Method) -> frozenset[str]:
+    """The options `method` has beyond the shared ones (task, models, budget, seed, out, ...):
+    StraTune's ablations and profiles for the method that takes every Config field, and
+    `--max-rounds` for one whose entry takes `max_rounds`."""
+    fields = METHODS[method].config_fields
+    if fields is None:
+        return frozenset(flag for flag, _, _ in ALL_EXTRA)
+    return frozenset({ROUNDS_FLAG[0]}) if ROUNDS_FLAG[1] in fields else frozenset()
 
 
 def method_from_args(args: argparse.Namespace) -> MethodSpec:
     """The method `--method` names, after checking that every option given is one it has:
     one line naming the option and the method otherwise."""
     spec = default_spec(getattr(args, "method", None) or Method.STRATUNE.value)
-    allowed = EXTRA_OPTIONS[spec.method]
+    allowed = extra_options(spec.method)
     for flag, name, unset in ALL_EXTRA:
         if flag not in allowed and getattr(args, name, unset) != unset:
-            users = sorted(m.value for m, flags in EXTRA_OPTIONS.items() if flag in flags)
+            users = sorted(m.value for m in METHODS if flag in extra_options(m))
             raise ConfigError(f"{flag}: --method {spec.method} has no such option (it is an "
                               f"option of --method {' | '.join(users)}); remove it")
     generator = getattr(args, "generator", None)
@@ -70,18 +70,9 @@ def method_from_args(args: argparse.Namespace) -> MethodSpec:
     return StraTuneMethod(generator=Generator(generator))
 
 
-# Config fields every method takes from a --config file, a grid or the Python API's `config`:
-# the shared budget and seed, and the cap on each optimizer reply, which every method's optimizer
-# calls carry (`max_rounds` where EXTRA_OPTIONS gives the method --max-rounds).
-SHARED_SETTINGS = frozenset({"budget", "budget_multiplier", "seed", "optimizer_max_tokens"})
-
-
 def settings_of(spec: MethodSpec) -> frozenset[str] | None:
     """The Config fields a user may set for `spec`: None for StraTune (every field)."""
-    if isinstance(spec, StraTuneMethod):
-        return None
-    rounds = {"max_rounds"} if "--max-rounds" in EXTRA_OPTIONS[spec.method] else set()
-    return SHARED_SETTINGS | rounds
+    return entry_of(spec).config_fields
 
 
 def check_settings(spec: MethodSpec, layers: Sequence[Layer]) -> None:
@@ -107,9 +98,10 @@ def check_settings(spec: MethodSpec, layers: Sequence[Layer]) -> None:
 def check_budget(spec: MethodSpec, budget: int, n_train: int) -> None:
     """A baseline's budget pays for one step, as StraTune's pays for one round; checked before
     anything is spent."""
-    if isinstance(spec, StraTuneMethod):
-        return
-    need = minimum_budget(spec, n_train)
+    smallest = entry_of(spec).minimum_budget
+    if smallest is None:
+        return  # StraTune checks that its budget pays for a round (`plan`, the run's shape)
+    need = smallest(spec, n_train)
     if budget < need:
         raise ConfigError(f"budget: {budget} executions cannot pay for one step of --method "
                           f"{spec.method} on {n_train} training samples; raise --budget to at "
@@ -117,12 +109,9 @@ def check_budget(spec: MethodSpec, budget: int, n_train: int) -> None:
 
 
 def fit_method(spec: MethodSpec, target: Backend) -> MethodSpec:
-    """Iter-CoT samples at temperature 0.7 where the target's backend takes a temperature;
-    elsewhere it sends none, and the manifest's `temperature: null` records that."""
-    if isinstance(spec, IterCotMethod) and spec.temperature is not None \
-            and not takes_temperature(target):
-        return attrs.evolve(spec, temperature=None)
-    return spec
+    """The method's settings as the run records them for this target (its entry's `fit`)."""
+    fit = entry_of(spec).fit
+    return spec if fit is None else fit(spec, takes_temperature(target))
 
 
 # Claude models that answer a sampling parameter with HTTP 400 whatever the API version
@@ -136,7 +125,7 @@ def takes_temperature(backend: Backend) -> bool:
     so itself (`accepts_temperature`). The Claude API under the version the installed SDK
     (2.x) sends rejects every sampling parameter; Bedrock's invoke endpoint with the legacy
     body version takes it for models older than Opus 4.7. Other backends take it."""
-    declared = getattr(backend, "accepts_temperature", None)
+    declared = backend.accepts_temperature if isinstance(backend, BackendBase) else None
     if declared is not None:
         return bool(declared)
     if isinstance(backend, AnthropicBackend):

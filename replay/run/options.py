@@ -21,11 +21,10 @@ from replay.run.method_options import check_settings
 from replay.rundir.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
 from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, Layered, layer_config, task_layer
-from stratune_core.methods.packages import method_packages
-from stratune_core.methods.prompt_versions import prompt_version_of
 from stratune_core.records.errors import ConfigError, StraTuneError
 from stratune_core.records.method_spec import MethodSpec, StraTuneMethod
 from stratune_core.records.task import Task
+from stratune_core.round.registry import packages_of, prompt_version_of
 from stratune_core.selection.selectors.scripted import ReplaySequence, recorded_strategies
 from stratune_core.state.events import OperatorChosen, RoundStarted
 
@@ -191,8 +190,8 @@ def with_recorded_sequence(config: Config) -> Config:
 
 
 def package_versions(method: MethodSpec | None = None) -> tuple[Package, ...]:
-    """StraTune's dependencies and the packages `method` runs through (`gepa`), as installed."""
-    names = (*PACKAGES, *(method_packages(method) if method is not None else ()))
+    """StraTune's dependencies and the packages `method` runs through (its entry's), as installed."""
+    names = (*PACKAGES, *(packages_of(method) if method is not None else ()))
     return tuple(Package(name=n, version=v) for n in names if (v := installed_version(n)))
 
 

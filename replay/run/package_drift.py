@@ -1,4 +1,4 @@
-"""`replay`'s note when a package the run's method runs through (`gepa`) is installed at
+"""`replay`'s note when a package the run's method runs through (its entry's `packages`) is installed at
 another version than the one the manifest records: the replay still runs (the same version
 usually makes the same calls), and if it fails the note says which package to look at first."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from importlib import metadata
 
 from replay.rundir.serde import Manifest
-from stratune_core.methods.packages import method_packages
+from stratune_core.round.registry import packages_of
 
 
 def installed(name: str) -> str | None:
@@ -22,7 +22,7 @@ def drift_notes(manifest: Manifest) -> list[str]:
     manifest written before these versions were recorded holds none: nothing to compare."""
     recorded = {p.name: p.version for p in manifest.packages}
     notes = []
-    for name in method_packages(manifest.method):
+    for name in packages_of(manifest.method):
         then, now = recorded.get(name), installed(name)
         if then is None or then == now:
             continue

@@ -20,15 +20,15 @@ from attrs import field, frozen
 from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.strategies import configure_tagged_union
 
-from llm_cache.spec import without_transport
+from llm_cache.model_spec import without_transport
 from stratune_core.config.knobs import Config
 from stratune_core.config.serde import TAG, make_converter, one_line
-from stratune_core.methods.prompt_versions import prompt_version_of
 from stratune_core.prompts.templates import PROMPT_VERSION
 from stratune_core.records.enums import Strategy
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.ids import text_id
 from stratune_core.records.method_spec import MethodSpec, StraTuneMethod
+from stratune_core.round.registry import prompt_version_of
 from stratune_core.selection.selectors.scripted import ReplaySequence
 from stratune_core.state.events import Event, SkillAdded
 
@@ -210,7 +210,7 @@ class Manifest:
     # The training method and its settings; absent in manifests written before the baselines
     # existed, which are StraTune runs.
     method: MethodSpec = field(factory=StraTuneMethod)
-    # The version of the method's prompts the run was made with (`methods/prompt_versions.py`).
+    # The version of the method's prompts the run was made with (`round/registry.prompt_version_of`).
     prompt_version: str = PROMPT_VERSION
     # A `replay:` selector's recorded sequence by round (null: no strategy recorded in that
     # round); the config keeps only the selector's spelling.

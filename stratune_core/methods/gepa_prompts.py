@@ -8,6 +8,10 @@ from __future__ import annotations
 from stratune_core.records.base import Execution
 from stratune_core.state.context import Env
 
+# The version of these prompts a run records ("3": the first recorded). Change it whenever
+# their bytes change.
+PROMPT_VERSION = "3"
+
 COMPONENT = "skill"  # the single editable component: the skill, sent as the system prompt
 
 REFLECTION_SYSTEM = ("You improve the instructions an assistant follows. Answer as asked, with "

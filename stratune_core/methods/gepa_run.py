@@ -18,16 +18,24 @@ from collections.abc import Iterator
 from typing import Any
 
 from stratune_core.config.knobs import Config
+from stratune_core.methods.entry import (
+    ROUNDS,
+    SHARED_SETTINGS,
+    MethodEntry,
+    MethodEstimate,
+    smallest_budget,
+    validation_size,
+)
 from stratune_core.methods.finish import finish
 from stratune_core.methods.gepa_adapter import Bridge, BudgetSpent
-from stratune_core.methods.gepa_prompts import COMPONENT
+from stratune_core.methods.gepa_prompts import COMPONENT, PROMPT_VERSION
 from stratune_core.methods.splits import split_fit_validation
 from stratune_core.methods.state import MethodState, start
 from stratune_core.records.enums import StopReason
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_events import FinalChosen, SplitMade
-from stratune_core.records.method_spec import GepaMethod
+from stratune_core.records.method_spec import GepaMethod, Method
 from stratune_core.records.task import Task
 from stratune_core.state.context import Env
 from stratune_core.state.events import Event
@@ -92,3 +100,24 @@ def iterate(spec: GepaMethod, config: Config, task: Task, llm: LLM) -> Iterator[
 def _mean(state: MethodState, skill_id: str, ids: tuple[str, ...]) -> float:
     scores = state.ledger.scores(skill_id, ids)
     return sum(scores) / len(scores) if scores else 0.0
+
+
+def estimate(spec: GepaMethod, n_train: int, budget: int) -> MethodEstimate:
+    """An iteration: the parent and the proposal on a minibatch and one reflection, assumed
+    accepted one time in two and then validated in full."""
+    val = validation_size(spec.validation_frac, n_train)
+    per = 2 * spec.minibatch + math.ceil(val / 2)
+    steps = max(0, (budget - val) // per) if val <= budget else 0
+    return MethodEstimate(target_executions=min(budget, val + steps * per),
+                          optimizer_calls=steps, steps=steps)
+
+
+# GEPA's optimize loop (--method gepa) and its proposal step (--generator gepa) run the `gepa`
+# package: a run records its version, and `replay` names it when it differs
+ENTRY = MethodEntry(
+    method=Method.GEPA, spec=GepaMethod, label="GEPA", iterate=iterate,
+    prompt_version=PROMPT_VERSION, estimate=estimate,
+    minimum_budget=lambda spec, n: smallest_budget(estimate, spec, n),
+    config_fields=SHARED_SETTINGS | ROUNDS, packages=("gepa",),
+    hybrid="GEPA with StraTune evaluation",
+)

@@ -19,15 +19,23 @@ turn; its exemplar is the sample's input with the reasoning of its last call.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
 from llm_cache.records import CallKind, Message, Request
 from stratune_core.config.knobs import Config
+from stratune_core.methods.entry import MethodEntry, MethodEstimate
 from stratune_core.methods.executions import Run, answer, charge, execute
 from stratune_core.methods.finish import finish
-from stratune_core.methods.iter_cot_prompts import SUMMARY, cot_skill, revise_turn, with_exemplars
+from stratune_core.methods.iter_cot_prompts import (
+    PROMPT_VERSION,
+    SUMMARY,
+    cot_skill,
+    revise_turn,
+    with_exemplars,
+)
 from stratune_core.methods.splits import epoch_order
 from stratune_core.methods.state import MethodState, start
 from stratune_core.prompts.optimizer import BLANK_REPLY
@@ -35,7 +43,7 @@ from stratune_core.records.base import is_solved
 from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_events import ExemplarsChosen, RevisionRound, SummaryChecked
-from stratune_core.records.method_spec import IterCotMethod
+from stratune_core.records.method_spec import IterCotMethod, Method
 from stratune_core.records.purposes import MethodPurpose
 from stratune_core.records.task import Task
 from stratune_core.state.context import Env
@@ -142,3 +150,30 @@ def _draw(pool: Sequence[tuple[str, str]], k: int, seed: int) -> list[tuple[str,
         return list(pool)
     picked = round_rng(seed, -1, EXEMPLAR_STREAM).choice(len(pool), size=k, replace=False)
     return [pool[i] for i in sorted(int(i) for i in picked)]
+
+
+def estimate(spec: IterCotMethod, n_train: int, budget: int) -> MethodEstimate:
+    """Half the zero-shot answers assumed wrong, and revisions halving them each turn."""
+    first = min(n_train, budget)
+    wrong, revisions, turns = first / 2, 0.0, 0
+    while wrong >= 1 and turns < spec.max_revisions:
+        revisions, wrong, turns = revisions + wrong, wrong / 2, turns + 1
+    counted = min(budget, first + math.ceil(revisions))
+    return MethodEstimate(target_executions=counted, optimizer_calls=0,
+                          uncounted_target_calls=math.ceil(first / 2 - wrong), steps=turns)
+
+
+def fit(spec: IterCotMethod, takes_temperature: bool) -> IterCotMethod:
+    """It samples at temperature 0.7 where the target takes a temperature; elsewhere it sends
+    none, and the manifest's `temperature: null` records that."""
+    if spec.temperature is not None and not takes_temperature:
+        return attrs.evolve(spec, temperature=None)
+    return spec
+
+
+ENTRY = MethodEntry(
+    method=Method.ITER_COT, spec=IterCotMethod, label="Iter-CoT", iterate=iterate,
+    prompt_version=PROMPT_VERSION, estimate=estimate,
+    minimum_budget=lambda spec, n: 1,  # its first answer
+    fit=fit,
+)

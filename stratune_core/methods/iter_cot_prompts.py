@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+# The version of these prompts a run records ("3": the first; "4": the two-wording revise
+# turn). Change it whenever their bytes change.
+PROMPT_VERSION = "4"
+
 COT_INSTRUCTION = (
     "Think step by step: write out your reasoning first, then give the final answer in the "
     "required format."

@@ -24,10 +24,19 @@ promotes it), when that validation fits.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
+from stratune_core.methods.entry import (
+    ROUNDS,
+    SHARED_SETTINGS,
+    MethodEntry,
+    MethodEstimate,
+    smallest_budget,
+    validation_size,
+)
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
 from stratune_core.methods.opening import open_with_validation
@@ -37,6 +46,7 @@ from stratune_core.methods.skillopt_guidance import guidance_of, with_guidance
 from stratune_core.methods.skillopt_prompts import (
     GUIDANCE_TAG,
     META_SYSTEM,
+    PROMPT_VERSION,
     SLOW_SYSTEM,
     SLOW_TAG,
     meta_prompt,
@@ -50,7 +60,7 @@ from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_events import EditsSelected, EpochReviewed, UpdateDecided
-from stratune_core.records.method_spec import SkillOptMethod
+from stratune_core.records.method_spec import Method, SkillOptMethod
 from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.records.task import Task
 from stratune_core.state.context import Env
@@ -189,3 +199,26 @@ def _final(state: MethodState, env: Env, val: Sequence[str], best: float,
                             score=score, reference_score=best,
                             detail="final: the last skill against the best")
     return state, (*paid, seen, decided), last if promoted else best_id
+
+
+def estimate(spec: SkillOptMethod, n_train: int, budget: int) -> MethodEstimate:
+    """Steps of a batch and a validation each; slow updates at epoch ends from the second."""
+    val = validation_size(spec.validation_frac, n_train)
+    fit = n_train - val
+    batch = min(spec.batch, fit)
+    planned = spec.epochs * math.ceil(fit / max(1, batch))
+    steps = min(planned, max(0, (budget - val) // (batch + val))) if batch else 0
+    slow = min(spec.epochs - 1, max(0, (budget - val - steps * (batch + val))
+                                    // (2 * spec.slow_update_samples)))
+    target = val + steps * (batch + val) + slow * 2 * spec.slow_update_samples
+    per_step = math.ceil(batch / spec.minibatch) + 3  # analysts, two merges, the final one
+    return MethodEstimate(target_executions=min(budget, target),
+                          optimizer_calls=steps * per_step + 2 * slow, steps=steps)
+
+
+ENTRY = MethodEntry(
+    method=Method.SKILLOPT, spec=SkillOptMethod, label="SkillOpt", iterate=iterate,
+    prompt_version=PROMPT_VERSION, estimate=estimate,
+    minimum_budget=lambda spec, n: smallest_budget(estimate, spec, n),
+    config_fields=SHARED_SETTINGS | ROUNDS, hybrid="SkillOpt with StraTune evaluation",
+)

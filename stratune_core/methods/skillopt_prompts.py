@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+# The version of these prompts a run records ("3": the first; "4": separate failure and
+# success merges, protected epoch guidance, unconditional slow update).
+PROMPT_VERSION = "4"
+
 PROPOSAL_TAG = "proposal"
 GUIDANCE_TAG = "guidance"  # the meta guidance's reply
 SLOW_TAG = "epoch_guidance"  # the slow update's reply, the same name as the skill's section

@@ -19,6 +19,14 @@ from collections.abc import Iterator, Sequence
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
+from stratune_core.methods.entry import (
+    ROUNDS,
+    SHARED_SETTINGS,
+    MethodEntry,
+    MethodEstimate,
+    smallest_budget,
+    validation_size,
+)
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
 from stratune_core.methods.opening import open_with_validation
@@ -28,6 +36,7 @@ from stratune_core.methods.state import MethodState
 from stratune_core.methods.textgrad_prompts import (
     GRADIENT_SYSTEM,
     OUTPUT_SYSTEM,
+    PROMPT_VERSION,
     SKILL_TAG,
     UPDATE_SYSTEM,
     gradient_prompt,
@@ -40,7 +49,7 @@ from stratune_core.records.base import Execution
 from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_events import UpdateDecided
-from stratune_core.records.method_spec import TextGradMethod
+from stratune_core.records.method_spec import Method, TextGradMethod
 from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.records.task import Task
 from stratune_core.state.context import Env
@@ -134,3 +143,19 @@ def _gradients(env: Env, skill: str, executions: Sequence[Execution]) -> list[st
     return ask(env, [optimizer_request(env, gradient_prompt(skill, render_call(env, e), f),
                                        kind=CallKind.REFLECTION, system=GRADIENT_SYSTEM)
                      for e, f in zip(executions, on_outputs, strict=True)])
+
+
+def estimate(spec: TextGradMethod, n_train: int, budget: int) -> MethodEstimate:
+    """Steps of a minibatch and a full validation each, two gradient calls per sample."""
+    val = validation_size(spec.validation_frac, n_train)
+    steps = max(0, (budget - val) // (spec.minibatch + val)) if val else 0
+    return MethodEstimate(target_executions=min(budget, val + steps * (spec.minibatch + val)),
+                          optimizer_calls=steps * (2 * spec.minibatch + 1), steps=steps)
+
+
+ENTRY = MethodEntry(
+    method=Method.TEXTGRAD, spec=TextGradMethod, label="TextGrad", iterate=iterate,
+    prompt_version=PROMPT_VERSION, estimate=estimate,
+    minimum_budget=lambda spec, n: smallest_budget(estimate, spec, n),
+    config_fields=SHARED_SETTINGS | ROUNDS,
+)

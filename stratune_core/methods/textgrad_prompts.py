@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+# The version of these prompts a run records ("3": the first; "4": two gradient calls per
+# sample and an unconstrained update). Change it whenever their bytes change.
+PROMPT_VERSION = "4"
+
 OUTPUT_SYSTEM = (
     "You are the critic in a prompt optimization system. You are shown one output of a language "
     "model and how an evaluation judged it. Explain precisely what is wrong or missing in the "

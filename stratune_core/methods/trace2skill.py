@@ -20,6 +20,7 @@ from functools import partial
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
+from stratune_core.methods.entry import MethodEntry, MethodEstimate
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
 from stratune_core.methods.replies import all_blocks, last_block
@@ -29,6 +30,7 @@ from stratune_core.methods.trace2skill_prompts import (
     ANALYST_SYSTEM,
     LESSON_TAG,
     MERGE_SYSTEM,
+    PROMPT_VERSION,
     SKILL_TAG,
     WRITE_SYSTEM,
     analyst_prompt,
@@ -40,7 +42,7 @@ from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_events import ConsolidationDone, FinalChosen, LessonsExtracted
-from stratune_core.records.method_spec import Trace2SkillMethod
+from stratune_core.records.method_spec import Method, Trace2SkillMethod
 from stratune_core.records.purposes import MethodPurpose
 from stratune_core.records.task import Task
 from stratune_core.state.context import Env
@@ -154,3 +156,24 @@ def _merge(env: Env, groups: Sequence[Sequence[Record]]) -> tuple[Record, ...]:
     replies = ask(env, [optimizer_request(env, merge_prompt(group), kind=CallKind.SKILL_UPDATE,
                                           system=MERGE_SYSTEM) for group in groups])
     return tuple(all_blocks(reply, LESSON_TAG) for reply in replies)
+
+
+def estimate(spec: Trace2SkillMethod, n_train: int, budget: int) -> MethodEstimate:
+    """A trajectory per evolution sample, each assumed to teach a lesson; merges by level."""
+    m = min(n_train, budget // (1 + len(spec.seeds)))
+    records, merges, levels = m, 0, 0
+    while records > 1 and levels < spec.merge_levels:
+        levels += 1
+        records = len(balanced_chunks(range(records), spec.group_size))
+        merges += records
+    merges += records > 1  # the forced merge after the last level
+    return MethodEstimate(target_executions=m * (1 + len(spec.seeds)),
+                          optimizer_calls=m + len(spec.seeds) * (merges + 1),
+                          steps=len(spec.seeds))
+
+
+ENTRY = MethodEntry(
+    method=Method.TRACE2SKILL, spec=Trace2SkillMethod, label="Trace2Skill", iterate=iterate,
+    prompt_version=PROMPT_VERSION, estimate=estimate,
+    minimum_budget=lambda spec, n: 1 + len(spec.seeds),  # one trajectory per seed and the first
+)

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+# The version of these prompts a run records ("3": the first recorded). Change it whenever
+# their bytes change.
+PROMPT_VERSION = "3"
+
 LESSON_TAG = "lesson"
 RECORD_TAG = "record"
 SKILL_TAG = "new_skill"

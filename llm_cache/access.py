@@ -1,4 +1,5 @@
-"""Whether a model can be reached at all, checked before a run directory is made: a Claude
+"""Whether a model can be reached at all, checked before a run directory is made (each
+provider's `check`, `llm_cache/providers.py`): a Claude
 API key that is set (an empty `ANTHROPIC_API_KEY` fails every call), and an OpenAI-compatible
 server that accepts a connection (a closed port or an unknown host would fail each call only
 after a round of retries, some 35 s later)."""
@@ -10,18 +11,11 @@ import socket
 import urllib.request
 from urllib.parse import urlsplit
 
-from llm_cache.spec import ModelSpec
-from stratune_core.records.errors import ConfigError
+from llm_cache.errors import SpecError
+from llm_cache.model_spec import ModelSpec
 
 KEY_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 REACH_SECONDS = 5.0  # the connect timeout of a first call
-
-
-def check_access(parsed: ModelSpec, public: str) -> None:
-    if parsed.provider == "anthropic":
-        check_key(parsed, public)
-    elif parsed.provider == "openai":
-        check_reachable(parsed, public)
 
 
 def check_key(parsed: ModelSpec, public: str) -> None:
@@ -34,7 +28,7 @@ def check_key(parsed: ModelSpec, public: str) -> None:
         return
     empty = [name for name in KEY_ENV if name in os.environ]
     what = f"{empty[0]} is empty" if empty else "ANTHROPIC_API_KEY is not set"
-    raise ConfigError(f"model spec {public!r}: no API key ({what}); set ANTHROPIC_API_KEY to "
+    raise SpecError(f"model spec {public!r}: no API key ({what}); set ANTHROPIC_API_KEY to "
                       "your key or add ?api_key= to the spec")
 
 
@@ -53,5 +47,5 @@ def check_reachable(parsed: ModelSpec, public: str) -> None:
             pass
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
-        raise ConfigError(f"model spec {public!r}: cannot connect to {host}:{port} ({why}); "
+        raise SpecError(f"model spec {public!r}: cannot connect to {host}:{port} ({why}); "
                           "start the server or fix the base URL") from None

@@ -1,0 +1,72 @@
+"""The registry of methods: every `Method` has one entry, and every reader (the command line's
+options and settings, `compare`'s labels, `plan`'s estimate, the budget check, the manifest's
+prompt version and packages) answers for every entry from it."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from replay.compare.runs import BASELINE_LABELS, HYBRID_LABELS, METHOD
+from replay.plan.method_plan import render_method_plan
+from replay.run.method_options import check_budget, extra_options, method_from_args, settings_of
+from replay.run.options import package_versions
+from stratune_core.config.knobs import Config
+from stratune_core.records.method_spec import SPECS, Generator, Method, StraTuneMethod
+from stratune_core.round.registry import (
+    METHODS,
+    entry_of,
+    hybrid_label,
+    packages_of,
+    prompt_version_of,
+)
+from tests.support.toy import ToyTask
+
+ENTRIES = list(METHODS.values())
+
+
+def test_every_method_and_settings_record_has_exactly_one_entry():
+    assert set(METHODS) == set(Method)
+    assert {e.spec for e in ENTRIES} == set(SPECS)
+    assert all(e.spec.method is m for m, e in METHODS.items())
+    assert len({e.label for e in ENTRIES}) == len(ENTRIES)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.method.value)
+def test_every_entry_answers_every_reader(entry):
+    spec = entry.spec()
+    assert entry_of(spec) is entry
+    args = argparse.Namespace(method=entry.method.value, generator=None)
+    assert method_from_args(args) == spec  # the command line builds its settings record
+    assert prompt_version_of(spec) == entry.prompt_version and entry.prompt_version.isdigit()
+    assert settings_of(spec) == entry.config_fields
+    assert extra_options(entry.method) <= {flag for flag in extra_options(Method.STRATUNE)}
+    assert packages_of(spec) == entry.packages
+    names = {p.name for p in package_versions(spec)}
+    assert set(entry.packages) <= names
+    label = METHOD if entry.method is Method.STRATUNE else BASELINE_LABELS[entry.method]
+    assert label == entry.label
+    task, config = ToyTask(), Config()
+    if entry.estimate is None:  # StraTune: the plan is the run's own shape
+        assert entry.minimum_budget is None and entry.method is Method.STRATUNE
+        return
+    n = len(task.split("train"))
+    guess = entry.estimate(spec, n, config.budget_for(n))
+    assert 0 < guess.target_executions <= config.budget_for(n)
+    assert entry.minimum_budget is not None
+    need = entry.minimum_budget(spec, n)
+    check_budget(spec, need, n)  # the smallest budget that makes a step is accepted ...
+    if need > 1:
+        with pytest.raises(Exception, match=f"at least {need}"):
+            check_budget(spec, need - 1, n)  # ... one less is refused, naming it
+    assert "plan for --method" in str(render_method_plan(spec, config, task).title)
+
+
+@pytest.mark.parametrize("generator", list(Generator))
+def test_a_hybrid_takes_its_label_and_packages_from_its_generators_method(generator):
+    spec = StraTuneMethod(generator=generator)
+    source = METHODS[Method(generator.value)]
+    assert hybrid_label(spec) == source.hybrid == HYBRID_LABELS[source.method]
+    assert packages_of(spec) == source.packages
+    assert prompt_version_of(spec) == METHODS[Method.STRATUNE].prompt_version
