@@ -221,3 +221,19 @@ def test_the_view_html_command_writes_the_page(tmp_path, capsys):
     Console(file=io.StringIO())  # the rich viewer is untouched: `view` still prints it
     assert stratune(["view", str(DEMO), "--width", "100"]) == 0
     assert "rounds" in capsys.readouterr().out
+
+
+def test_a_live_grid_sends_only_the_cells_that_changed(tmp_path):
+    grid = trace_grid(tmp_path / "grid")
+    source = LiveSource(grid, lambda line: None)
+    source.refresh()
+    assert source.kind == "grid" and len(source.snapshot(None)["sections"]["cells"]) == 15
+    first = source.generation
+    cell = grid / "demo/qwen0.5b-qwen1.5b/full/seed0"
+    lines = (cell / "events.jsonl").read_bytes().splitlines(keepends=True)
+    (cell / "events.jsonl").write_bytes(b"".join(lines[:-1]))  # as if RunFinished were unwritten
+    source.refresh()
+    changed = source.snapshot(first)["sections"]
+    assert "run:demo/qwen0.5b-qwen1.5b/full/seed0" in changed and "cells" in changed
+    assert [k for k in changed if k.startswith("run:")] == [
+        "run:demo/qwen0.5b-qwen1.5b/full/seed0"]

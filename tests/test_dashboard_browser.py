@@ -131,6 +131,10 @@ def test_the_grid_page_lists_its_cells_and_opens_a_cells_run_page(chromium, tmp_
     page.page.click("a[href='#cell/demo/qwen0.5b-qwen1.5b/full/seed0']")
     page.page.wait_for_selector("#cell-view #chart-trajectory")
     assert "207 / 288 executions" in page.js("() => document.getElementById('cell-view').textContent")
+    page.page.click("nav.crumbs a")  # back, then a baseline's page: its steps, no rounds
+    page.page.click("a[href='#cell/demo/qwen0.5b-qwen1.5b/gepa/seed0']")
+    page.page.wait_for_selector("#cell-view #sec-steps table")
+    assert page.js("() => document.getElementById('h-rounds').hidden") is True
     assert page.errors == []
 
 

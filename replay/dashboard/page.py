@@ -16,7 +16,7 @@ from typing import Any
 
 ASSETS = ("common.js", "run.js", "run_parts.js", "grid.js", "live.js")
 # Plotly draws into inline styles and data: images; nothing may be fetched or framed.
-POLICY = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
+POLICY = ("default-src 'none'; script-src 'unsafe-inline'; "
           "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; "
           "connect-src {connect}; base-uri 'none'; form-action 'none'")
 _JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
