@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.local-installed
 DOCS_STAMP := $(VENV)/.docs-installed
 
-.PHONY: install test local test-local demo demo-live bench lint docs docs-tables
+.PHONY: install test test-browser screenshots local test-local demo demo-live bench lint docs docs-tables
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -18,6 +18,23 @@ install: $(STAMP)
 # The local-model tests are `make test-local`'s: they need the llama.cpp build of `make local`.
 test: $(STAMP)
 	$(BIN)/python -m pytest -m 'not local_model'
+
+# The dashboard in a real browser (tests/test_dashboard_browser.py): Playwright drives the
+# system's Chromium, installed from Debian's packages when /usr/bin/chromium is missing
+# (Playwright's own browser download cannot reach its host here; `playwright install` is never run).
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium
+
+test-browser: $(STAMP) $(CHROMIUM)
+	STRATUNE_BROWSER_TESTS=1 $(BIN)/python -m pytest -m browser -rs
+
+# The docs' screenshots of the dashboard, from the committed traces.
+screenshots: $(STAMP) $(CHROMIUM)
+	$(BIN)/python -m replay.dashboard.screenshots
 
 # The real local path: llama-cpp-python built portable (no -march=native: a native build can
 # crash on CPUs with AVX-512/AMX) once, kept in ~/.cache/stratune/llama-cpp-python/<digest of

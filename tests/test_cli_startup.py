@@ -16,7 +16,8 @@ from tests.support.cli import ROOT
 COMMAND_ONLY = ("replay.models.specs", "replay.rundir.serde", "replay.rundir.trace", "replay.run.hooks",
                 "replay.evaluate.command", "replay.run.runner", "replay.viewer", "replay.compare.render",
                 "replay.compare.tables", "replay.grid.run", "llm_cache.backends", "llm_cache.store",
-                "stratune_core.state.state", "stratune_core.state.events", "numpy")
+                "stratune_core.state.state", "stratune_core.state.events", "numpy",
+                "replay.dashboard", "plotly", "http.server")
 
 _PROBE = """
 import contextlib, io, json, sys
@@ -35,6 +36,7 @@ def _imported(argv: list[str]) -> tuple[int, set[str]]:
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["train", "--help"], ["compare", "--help"],
+                                  ["serve", "--help"], ["view", "--help"],
                                   ["evaluate", "--help"], ["cache", "--help"]])
 def test_help_imports_no_command(argv):
     code, modules = _imported(argv)

@@ -42,6 +42,7 @@ def test_the_docs_show_the_tables_this_grid_prints(example):
     tables = printed[printed.index("**Test scores"):]
     assert tables.strip() == shown.strip()
     assert re.search(r"grid: 16 cells in \S+example-grid: 16 done", printed)
+    assert re.search(r"^live page: stratune serve \S+example-grid$", printed, re.M)
 
 
 def test_the_cells_are_run_directories_for_replay_and_view(example):

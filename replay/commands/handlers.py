@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,6 +81,7 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
 
     run_controls = controls.for_train(args)
     options = _options(args)
+    console.print(serve_hint(args.out), highlight=False, soft_wrap=True, markup=False)
     seconds = None if args.timeout is None else parse_duration(args.timeout)
     with WATCHDOG.armed(seconds, args.timeout or ""):
         code = runner.train(options, args.out, console, concurrency=args.concurrency,
@@ -144,6 +146,17 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_view(args: argparse.Namespace, console: Console) -> int:
+    if args.html is not None:
+        from replay.dashboard.html_file import write_html
+
+        given = [flag for flag, value in (("--round", args.round_number),
+                                          ("--candidate", args.candidate),
+                                          ("--export", args.export)) if value is not None]
+        if given:
+            raise StraTuneError(f"--html and {given[0]}: the page holds every round and "
+                                "candidate; give one of them")
+        console.print(f"written: {escape(str(write_html(args.dir, args.html)))}")
+        return 0
     from replay.viewer.show import load_run, renderable, show
 
     run = load_run(args.dir)
@@ -152,6 +165,21 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
     if written is not None:
         console.print(f"written: {escape(str(written))}")
     return 0
+
+
+def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    from replay.dashboard.server import DEFAULT_HOST, serve
+
+    def say(line: str) -> None:
+        console.print(escape(line), soft_wrap=True, highlight=False)
+
+    return serve(Path(args.dir), args.host or DEFAULT_HOST, args.port, say,
+                 explicit_host=args.host is not None)
+
+
+def serve_hint(out: str | Path) -> str:
+    """The line `train` and `grid` print first: how to watch the run in a browser."""
+    return f"live page: stratune serve {shlex.quote(str(out))}"
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:

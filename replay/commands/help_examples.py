@@ -35,7 +35,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "view": (
         "stratune view runs/orders",
         "stratune view runs/orders --round 3",
-        "stratune view runs/orders --export svg --output run.svg",
+        "stratune view runs/orders --html orders.html     # one page, opens offline",
+    ),
+    "serve": (
+        "stratune serve runs/orders                 # http://127.0.0.1:8049/, live",
+        "stratune serve runs/example-grid --port 0  # a free port",
     ),
     "demo": (
         "stratune demo",

@@ -24,6 +24,7 @@ from stratune_core.tasks.common import Placement
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
 EXIT_BAD_INPUT = 2
 MAX_WIDTH = 1000  # --width: columns of an export; wider is a typo and would take minutes
+DEFAULT_PORT = 8049  # `serve` (replay/dashboard/server.py, which the parser does not import)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -122,7 +123,18 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--output", help="export file (default: stratune-view.<format>)")
     view.add_argument("--width", type=at_least(40, MAX_WIDTH), default=120,
                       help="export width in columns")
+    view.add_argument("--html", metavar="FILE",
+                      help="write the run's (or a grid directory's) web page to FILE: one "
+                           "self-contained, read-only file that opens with no network")
     view.set_defaults(func=handlers.cmd_view)
+    serve = sub.add_parser("serve", help="the web page of a run or grid, live while it is "
+                                         "written (read-only)")
+    serve.add_argument("dir", help="run directory (train --out) or grid directory (grid --out)")
+    serve.add_argument("--port", type=at_least(0, 65535), default=DEFAULT_PORT,
+                       help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one)")
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1, this machine "
+                                      "only; another address lets others read the run)")
+    serve.set_defaults(func=handlers.cmd_serve)
     demo = sub.add_parser("demo", help="replay the bundled demo run offline and show it")
     demo.add_argument("--trace", help="trace directory (default: traces/demo)")
     demo.add_argument("--live", action="store_true",

@@ -60,6 +60,9 @@ def cmd_grid(args: argparse.Namespace, console: Console) -> int:
         return 0
     if args.timeout is not None:
         parse_duration(args.timeout)
+    from replay.commands.handlers import serve_hint
+
+    console.print(serve_hint(args.out), highlight=False, soft_wrap=True, markup=False)
     options = GridOptions(
         jobs=args.jobs, max_connections=parse_connections(args.max_connections),
         max_cost=None if args.max_cost is None else parse_cost(args.max_cost),

@@ -100,15 +100,18 @@ def steps_table(events: Sequence[Event]) -> RenderableType:
     table = Table(title="steps", title_justify="left", show_edge=False)
     for column in ("#", "what", "skill", "score", "reference", "outcome"):
         table.add_column(column)
-    rows = 0
-    for e in events:
-        row = _row(e)
-        if row is not None:
-            rows += 1
-            table.add_row(str(rows), *row)
-    if rows == 0:
+    rows = step_rows(events)
+    for number, row in enumerate(rows, start=1):
+        table.add_row(str(number), *row)
+    if not rows:
         return Text("no steps recorded", style="dim")
     return table
+
+
+def step_rows(events: Sequence[Event]) -> list[tuple[str, ...]]:
+    """(what, skill, score, reference, outcome) of each event that proposed, revised or chose
+    skills, in order (the steps table's rows; the dashboard shows the same)."""
+    return [row for e in events if (row := _row(e)) is not None]
 
 
 def _score(value: float | None) -> str:
