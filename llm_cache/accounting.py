@@ -38,6 +38,8 @@ class AccountingRow:
     # and the smallest limit it sent (0: none lowered).
     clamped_calls: int = 0
     clamped_min: int = 0
+    # wall time of the paid calls (a tool's run time: `compare`'s tool time)
+    seconds: float = 0.0
 
     @property
     def calls(self) -> int:
@@ -60,6 +62,7 @@ class AccountingRow:
             batch_cost_usd=self.batch_cost_usd + other.batch_cost_usd,
             clamped_calls=self.clamped_calls + other.clamped_calls,
             clamped_min=_smallest(self.clamped_min, other.clamped_min),
+            seconds=self.seconds + other.seconds,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,6 +86,8 @@ class AccountingRow:
         }
         if self.clamped_calls:
             data.update(clamped_calls=self.clamped_calls, clamped_min=self.clamped_min)
+        if self.kind is CallKind.TOOL_CALL or (self.kind is None and self.seconds):
+            data["seconds"] = round(self.seconds, 3)
         return data
 
 
@@ -129,6 +134,7 @@ class _Tally:
     batch_usage: Usage = Usage()
     clamped_calls: int = 0
     clamped_min: int = 0
+    seconds: float = 0.0
 
     def clamp(self, response: Response) -> None:
         if response.clamped_max_tokens is not None:
@@ -148,10 +154,12 @@ class Ledger:
         return self._tallies.setdefault((request.kind, request.model), _Tally())
 
     def paid(self, request: Request, response: Response, retries: int, *,
-             batch: bool = False) -> None:
+             batch: bool = False, seconds: float = 0.0) -> None:
         with self._lock:
             t = self._tally(request)
             t.paid_calls += 1
+            if request.kind is CallKind.TOOL_CALL:
+                t.seconds += seconds
             t.retries += retries
             t.usage = t.usage + response.usage
             if batch:
@@ -202,6 +210,7 @@ class Ledger:
                         batch_cost_usd=batch_cost,
                         clamped_calls=t.clamped_calls,
                         clamped_min=t.clamped_min,
+                        seconds=t.seconds,
                     )
                 )
         return Accounting(rows=tuple(rows))

@@ -9,7 +9,6 @@ only disk reads. Misses run on one long-lived background event loop (clients suc
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -23,10 +22,11 @@ from llm_cache.backends import backend_for
 from llm_cache.backends.base import Backend
 from llm_cache.batch import BatchWaves, dispatch
 from llm_cache.batch_journal import JOURNAL_NAME, BatchJournal
-from llm_cache.errors import CacheCorruptError, CacheMiss, LLMFatalError
+from llm_cache.errors import CacheCorruptError, LLMFatalError
 from llm_cache.event_loop import BackgroundLoop
 from llm_cache.gates import CallGate
 from llm_cache.key import canonical_request, key_of_canonical
+from llm_cache.misses import cache_miss, recheck
 from llm_cache.modes import Mode
 from llm_cache.prices import PriceTable
 from llm_cache.reader import CacheReader
@@ -125,9 +125,13 @@ class CachedLLM:
             waiting[key] = [i]
             jobs.append(_Job(key, canonical, request))
         self._ledger.hits(hits)
+        if self.mode is Mode.REPLAY and hits:
+            self._loop.run(recheck(hits, self._backends))
         if jobs:
             if self.mode is Mode.REPLAY:
-                raise self._miss(jobs, len(requests))
+                job = jobs[0]
+                raise cache_miss(self.store, job.request, job.key, job.canonical,
+                                 missing=len(jobs), total=len(requests))
             self._check_backends(jobs)
             # Misses for a backend with `batch=on` go out as Message Batches; the rest live.
             answers = self._loop.run(dispatch(jobs, self._backends, live=self._complete_all,
@@ -173,26 +177,6 @@ class CachedLLM:
             self.corrupt_entries += 1
             return None
         return None if entry is None else entry.response
-
-    def _miss(self, jobs: Sequence[_Job], total: int) -> CacheMiss:
-        assert self.store is not None
-        job = jobs[0]
-        request = job.request
-        nearest = self.store.nearest(json.loads(job.canonical))
-        where = f"cache {self.store.directory}"
-        head = (
-            f"replay: {len(jobs)} of {total} requests are not in {where}; first: "
-            f"{request.kind.value} call to {request.model} (key {job.key})"
-        )
-        if nearest is None:
-            return CacheMiss(f"{head}; the cache is empty; {_RECORD_HINT}",
-                             key=job.key, nearest_key=None, differing_fields=())
-        nearest_key, fields = nearest
-        return CacheMiss(
-            f"{head}; nearest stored request {nearest_key} differs in: "
-            f"{', '.join(fields) or 'nothing (corrupt?)'}; {_RECORD_HINT}",
-            key=job.key, nearest_key=nearest_key, differing_fields=fields,
-        )
 
     # ---- backend side ---------------------------------------------------------------------
 
@@ -302,10 +286,5 @@ class CachedLLM:
                 canonical=job.canonical, response=response, backend=backend,
                 created_at=time.time(), latency_s=latency, retries=retries,
             ))
-        self._ledger.paid(job.request, response, retries, batch=batch)
+        self._ledger.paid(job.request, response, retries, batch=batch, seconds=latency)
         return response
-
-
-_RECORD_HINT = ("record it by running live: the same `stratune train` command, or "
-                "`CachedLLM.open(..., mode='live')`")
-

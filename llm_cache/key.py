@@ -12,19 +12,32 @@ from typing import Any
 
 import xxhash
 
-from llm_cache.records import ImageBlock, Message, Request, TextBlock
+from llm_cache.records import (
+    Block,
+    Message,
+    Request,
+    TextBlock,
+    ToolResultBlock,
+    ToolSpec,
+    ToolUseBlock,
+)
 
 # Bump when the canonical document changes shape: old entries then simply stop matching.
 KEY_SCHEMA_VERSION = 1
 KEY_ALGORITHM = "xxh3_128"
 KEY_FIELDS: tuple[str, ...] = (
-    "role", "model", "system", "messages", "max_tokens", "temperature", "stop", "draw",
+    "role", "model", "system", "messages", "max_tokens", "temperature", "stop", "draw", "tools",
 )
 
 
-def _block_doc(block: TextBlock | ImageBlock) -> dict[str, Any]:
+def _block_doc(block: Block) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUseBlock):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, ToolResultBlock):
+        return {"type": "tool_result", "tool_use_id": block.tool_use_id,
+                "content": block.content, "is_error": block.is_error}
     # Images are content-hashed so a stored key document stays small; a 128-bit digest of the
     # base64 text identifies the bytes as well as the bytes do.
     return {
@@ -43,7 +56,7 @@ def key_document(request: Request) -> dict[str, Any]:
     """The plain-JSON document the key hashes (schema version included)."""
     # float() makes 0 and 0.0 one value; None stays distinct from 0.0 (not sent vs sent).
     temperature = None if request.temperature is None else float(request.temperature)
-    return {
+    document: dict[str, Any] = {
         "v": KEY_SCHEMA_VERSION,
         "role": request.role.value,
         "model": request.model,
@@ -54,6 +67,14 @@ def key_document(request: Request) -> dict[str, Any]:
         "stop": list(request.stop),
         "draw": int(request.draw),
     }
+    # Present only when tools are offered: every request without them keeps the key it had.
+    if request.tools:
+        document["tools"] = [_tool_doc(t) for t in request.tools]
+    return document
+
+
+def _tool_doc(tool: ToolSpec) -> dict[str, Any]:
+    return {"name": tool.name, "description": tool.description, "schema": tool.schema}
 
 
 # One encoder, built once: `json.dumps` with any option builds a new `JSONEncoder` per call,

@@ -17,6 +17,9 @@ class Role(enum.Enum):
 
     TARGET = "target"
     OPTIMIZER = "optimizer"
+    # A tool the target called in an agent episode: answered by the tool's backend, cached
+    # like a model's reply so that a replay runs no tool (`replay/tools/`).
+    TOOL = "tool"
 
 
 class CallKind(enum.Enum):
@@ -34,6 +37,8 @@ class CallKind(enum.Enum):
     REFLECTION = "reflection"
     SKILL_UPDATE = "skill_update"
     SUMMARY = "summary"
+    # A tool call of an agent episode (no tokens; its time is counted)
+    TOOL_CALL = "tool_call"
 
 
 @frozen(kw_only=True)
@@ -49,7 +54,36 @@ class ImageBlock:
     data: str = field(repr=lambda d: f"<{len(d)} base64 chars>")
 
 
-Block = TextBlock | ImageBlock
+@frozen(kw_only=True)
+class ToolUseBlock:
+    """A tool call the model made: `input` is its arguments as canonical JSON (sorted keys), so
+    the same call is the same bytes in every later request of the episode."""
+
+    id: str
+    name: str
+    input: str
+
+
+@frozen(kw_only=True)
+class ToolResultBlock:
+    """What a tool answered (or why it could not), sent back in the next user turn."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+Block = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock
+
+
+@frozen(kw_only=True)
+class ToolSpec:
+    """A tool offered to the target: its name, description and input JSON schema (canonical
+    JSON, sorted keys), as the task declares it."""
+
+    name: str = field(validator=attrs.validators.min_len(1))
+    description: str
+    schema: str
 
 
 def _to_blocks(value: str | tuple[Block, ...] | list[Block]) -> tuple[Block, ...]:
@@ -89,6 +123,7 @@ class Request:
     stop: tuple[str, ...] = field(default=(), converter=tuple)
     draw: int = field(default=0, validator=attrs.validators.ge(0))
     kind: CallKind = CallKind.TARGET_EXECUTION
+    tools: tuple[ToolSpec, ...] = field(default=(), converter=tuple)  # offered to the model
 
     def user_text(self) -> str:
         return "\n".join(m.text() for m in self.messages if m.role == "user")
@@ -131,3 +166,4 @@ class Response:
     model: str = ""
     clamped_max_tokens: int | None = None
     from_cache: bool = field(default=False, eq=False)
+    tool_calls: tuple[ToolUseBlock, ...] = field(default=(), converter=tuple)

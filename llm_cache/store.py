@@ -19,7 +19,7 @@ import xxhash
 
 from llm_cache.errors import CacheCorruptError, LLMError
 from llm_cache.key import canonical_json, differing_fields, key_of_canonical
-from llm_cache.records import Response, Usage
+from llm_cache.records import Response, ToolUseBlock, Usage
 
 STORE_FORMAT = 1
 DB_FILE = "cache.db"  # diskcache's SQLite file inside the cache directory
@@ -48,6 +48,8 @@ def response_to_dict(response: Response) -> dict[str, Any]:
     }
     if response.clamped_max_tokens is not None:  # absent otherwise: older entries stay identical
         data["clamped_max_tokens"] = response.clamped_max_tokens
+    if response.tool_calls:  # likewise
+        data["tool_calls"] = [[c.id, c.name, c.input] for c in response.tool_calls]
     return data
 
 
@@ -60,6 +62,8 @@ def response_from_dict(data: dict[str, Any], *, from_cache: bool) -> Response:
         usage=Usage(input_tokens=i, output_tokens=o, cache_write_tokens=w, cache_read_tokens=r),
         clamped_max_tokens=data.get("clamped_max_tokens"),
         from_cache=from_cache,
+        tool_calls=tuple(ToolUseBlock(id=i, name=n, input=a)
+                         for i, n, a in data.get("tool_calls", ())),
     )
 
 

@@ -8,11 +8,21 @@ per-task message and pay a cache write every call).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from llm_cache.backends.base import system_text
-from llm_cache.records import ImageBlock, Request, Response, TextBlock, Usage
+from llm_cache.backends.tool_calls import tool_call
+from llm_cache.records import (
+    Block,
+    Request,
+    Response,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 
 # Characters per token used to decide whether a skill reaches the cache minimum. Deliberately
 # low (real English is ~4): a marker on a too-short prefix is free, a missing one costs reads.
@@ -54,6 +64,9 @@ def build_params(
             for m in request.messages
         ],
     }
+    if request.tools:
+        params["tools"] = [{"name": t.name, "description": t.description,
+                            "input_schema": json.loads(t.schema)} for t in request.tools]
     system = system_text(request)
     if system is not None:
         block: dict[str, Any] = {"type": "text", "text": system}
@@ -70,9 +83,16 @@ def build_params(
     return params
 
 
-def _block_param(block: TextBlock | ImageBlock) -> dict[str, Any]:
+def _block_param(block: Block) -> dict[str, Any]:
     if isinstance(block, TextBlock):
         return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUseBlock):
+        value = json.loads(block.input)
+        return {"type": "tool_use", "id": block.id, "name": block.name,
+                "input": value if isinstance(value, dict) else {}}
+    if isinstance(block, ToolResultBlock):
+        return {"type": "tool_result", "tool_use_id": block.tool_use_id,
+                "content": block.content, "is_error": block.is_error}
     return {"type": "image",
             "source": {"type": "base64", "media_type": block.media_type, "data": block.data}}
 
@@ -91,6 +111,8 @@ def to_response(message: Any) -> Response:
         text="".join(b.text for b in content if getattr(b, "type", "") == "text"),
         stop_reason=message.stop_reason or "end_turn",
         model=message.model or "",
+        tool_calls=tuple(tool_call(b.id, b.name, b.input) for b in content
+                         if getattr(b, "type", "") == "tool_use"),
         usage=Usage(
             input_tokens=usage.input_tokens or 0,
             output_tokens=usage.output_tokens or 0,
@@ -123,6 +145,8 @@ def response_of_body(http_response: Any) -> Response:
         text="".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"),
         stop_reason=data.get("stop_reason") or "end_turn",
         model=data.get("model") or "",
+        tool_calls=tuple(tool_call(b.get("id", ""), b.get("name", ""), b.get("input"))
+                         for b in content if isinstance(b, dict) and b.get("type") == "tool_use"),
         usage=Usage(
             input_tokens=usage.get("input_tokens") or 0,
             output_tokens=usage.get("output_tokens") or 0,

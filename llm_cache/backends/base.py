@@ -38,7 +38,9 @@ class BackendBase:
     - `accepts_temperature`: whether a request's temperature reaches the model; None: the shell
       decides from the backend's kind (`run/method_options.takes_temperature`);
     - `context_tokens()`: the window a prompt and its reply share; None: not known (a remote
-      API, a scripted function).
+      API, a scripted function);
+    - `rechecks(request)`: whether strict replay recomputes a cached reply and compares (a
+      pure tool's call).
     """
 
     name: str = "backend"
@@ -49,6 +51,11 @@ class BackendBase:
 
     def context_tokens(self) -> int | None:
         return None
+
+    def rechecks(self, request: Request) -> bool:
+        """Whether a replay recomputes this request and compares it with the recorded reply
+        (a pure tool's call); models are never asked again."""
+        return False
 
 
 class BlankTextError(LLMFatalError):

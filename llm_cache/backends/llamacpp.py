@@ -26,6 +26,7 @@ from typing import Any
 from llm_cache.backends.base import BackendBase, refuse_blank_text, system_text
 from llm_cache.backends.context import fit_max_tokens, too_long
 from llm_cache.backends.llamacpp_check import check_library
+from llm_cache.backends.llamacpp_tools import parse_reply, template_messages, template_tools
 from llm_cache.errors import LLMFatalError
 from llm_cache.model_spec import LLAMACPP_MODES, ModelSpec, canonical_gguf
 from llm_cache.records import Request, Response, Usage
@@ -94,6 +95,8 @@ class LlamaCppBackend(BackendBase):
         return self.n_ctx
 
     def complete_sync(self, request: Request) -> Response:
+        if request.tools:
+            return self._complete_with_tools(request)
         refuse_blank_text(request, self.name)
         system = system_text(request)
         with self._lock:
@@ -126,6 +129,41 @@ class LlamaCppBackend(BackendBase):
         return Response(
             text=choice["message"].get("content") or "",
             stop_reason=_FINISH.get(choice.get("finish_reason") or "stop", "end_turn"),
+            model=self.canonical,
+            usage=Usage(input_tokens=int(usage.get("prompt_tokens", 0)),
+                        output_tokens=int(usage.get("completion_tokens", 0))),
+            clamped_max_tokens=clamped,
+        )
+
+    def _complete_with_tools(self, request: Request) -> Response:
+        """An episode's turn: the chat template renders the tools and the calls so far, the
+        model completes the prompt, and its calls are read back (`llamacpp_tools`)."""
+        with self._lock:
+            llm = self._model()
+            if not llm.metadata.get("tokenizer.chat_template"):
+                raise LLMFatalError(f"{self.path} has no chat template, which tool calls need")
+            rendered = _formatter(llm, generation_prompt=True)(
+                messages=template_messages(request), tools=template_tools(request))
+            tokens = llm.tokenize(rendered.prompt.encode("utf-8"),
+                                  add_bos=not rendered.added_special, special=True)
+            clamped = fit_max_tokens(request, len(tokens), self.n_ctx,
+                                     where=f"{self.name} ({request.kind.value})",
+                                     setting=self._setting(),
+                                     trained=int(llm._model.n_ctx_train()))
+            llm.reset()
+            temperature = 0.0 if request.temperature is None else float(request.temperature)
+            stop = [*request.stop, *(rendered.stop if isinstance(rendered.stop, list) else
+                                     [rendered.stop] if rendered.stop else [])]
+            result = llm.create_completion(tokens, max_tokens=clamped or request.max_tokens,
+                                           temperature=temperature, stop=stop or None,
+                                           seed=self.seed)
+        choice = result["choices"][0]
+        usage = result.get("usage") or {}
+        text, calls = parse_reply(choice.get("text") or "", request)
+        return Response(
+            text=text, tool_calls=calls,
+            stop_reason="tool_use" if calls else _FINISH.get(choice.get("finish_reason") or
+                                                             "stop", "end_turn"),
             model=self.canonical,
             usage=Usage(input_tokens=int(usage.get("prompt_tokens", 0)),
                         output_tokens=int(usage.get("completion_tokens", 0))),

@@ -33,8 +33,15 @@ from llm_cache.backends.context import (
 )
 from llm_cache.backends.openai_context import Overflow, parse_overflow, prompt_bound
 from llm_cache.backends.openai_window import ServerWindow
+from llm_cache.backends.tool_calls import chat_messages, tool_call
 from llm_cache.model_spec import ModelSpec, openai_sampling
-from llm_cache.records import ImageBlock, Request, Response, TextBlock, Usage
+from llm_cache.records import (
+    ImageBlock,
+    Request,
+    Response,
+    TextBlock,
+    Usage,
+)
 from llm_cache.retry import RetryDecision
 
 _FINISH = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal",
@@ -60,12 +67,13 @@ def build_body(request: Request, *, send_model: str, temperature: float = 0.0,
     if (system := system_text(request)) is not None:
         messages.append({"role": "system", "content": system})
     for m in request.messages:
-        if all(isinstance(b, TextBlock) for b in m.content):
-            messages.append({"role": m.role, "content": m.text()})
-        else:
-            messages.append({"role": m.role, "content": [_part(b) for b in m.content]})
+        messages.extend(chat_messages(m, _part))
     body: dict[str, Any] = {"model": send_model, "messages": messages,
                             "max_tokens": request.max_tokens}
+    if request.tools:
+        body["tools"] = [{"type": "function", "function": {
+            "name": t.name, "description": t.description, "parameters": json.loads(t.schema)}}
+            for t in request.tools]
     if request.stop:
         body["stop"] = list(request.stop)
     body["temperature"] = float(temperature if request.temperature is None
@@ -87,7 +95,11 @@ def parse_completion(data: dict[str, Any]) -> Response:
     usage = data.get("usage") or {}
     prompt = int(usage.get("prompt_tokens") or 0)
     cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    calls = choice["message"].get("tool_calls") or ()
     return Response(
+        tool_calls=tuple(tool_call(c.get("id") or f"call_{i}", c["function"]["name"],
+                                   c["function"].get("arguments"))
+                         for i, c in enumerate(calls)),
         text=choice["message"].get("content") or "",
         stop_reason=_FINISH.get(choice.get("finish_reason") or "stop", "end_turn"),
         model=str(data.get("model", "")),

@@ -16,7 +16,9 @@ from rich.markup import escape
 from replay.input_files import resolved
 from replay.stops import flags as controls
 from replay.stops.hard_timeout import Watchdog
+from replay.tasks.bundled import bundled_tools
 from replay.tasks.registry import custom_path, shadowed_folder
+from replay.tools.loading import split_spec
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.method_spec import StraTuneMethod
 
@@ -67,8 +69,12 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
                             "folder with --skill DIR")
     if skill is not None:
         skill = str(resolved(Path(skill).expanduser(), "--skill"))
+    tools = split_spec(args.tools) if args.tools else bundled_tools(spec)
+    if args.max_turns is not None and not tools:
+        raise StraTuneError("--max-turns: limits an agent episode's turns; give --tools too")
     return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit,
-                    skill=skill, skill_parts=args.skill_parts if skill is not None else ())
+                    skill=skill, skill_parts=args.skill_parts if skill is not None else (),
+                    tools=tools, max_turns=args.max_turns)
 
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:
@@ -151,6 +157,7 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
 
         given = [flag for flag, value in (("--round", args.round_number),
                                           ("--candidate", args.candidate),
+                                          ("--episode", args.episode),
                                           ("--export", args.export)) if value is not None]
         if given:
             raise StraTuneError(f"--html and {given[0]}: the page holds every round and "
@@ -160,7 +167,8 @@ def cmd_view(args: argparse.Namespace, console: Console) -> int:
     from replay.viewer.show import load_run, renderable, show
 
     run = load_run(args.dir)
-    picture = renderable(run, round_number=args.round_number, candidate=args.candidate)
+    picture = renderable(run, round_number=args.round_number, candidate=args.candidate,
+                         episode=args.episode)
     written = show(picture, console, export=args.export, output=args.output, width=args.width)
     if written is not None:
         console.print(f"written: {escape(str(written))}")

@@ -46,6 +46,12 @@ def _task_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=at_least(1), help="keep the first N samples of each split")
     p.add_argument("--data", "--data-dir", dest="data_dir", metavar="DIR",
                    help="benchmark data directory (default: $STRATUNE_DATA)")
+    p.add_argument("--tools", metavar="SPEC",
+                   help="run each execution as an agent episode with these tools: module:attr "
+                        "(a list of typed, documented functions), python or bash (sandboxed), "
+                        "comma-separated")
+    p.add_argument("--max-turns", type=at_least(1), metavar="N",
+                   help="--tools: model turns per episode (default 8)")
 
 
 def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
@@ -119,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("dir")
     view.add_argument("--round", type=int, dest="round_number", help="detail of round N (1-based)")
     view.add_argument("--candidate", help="detail of one candidate (id or unique prefix)")
+    view.add_argument("--episode", metavar="SAMPLE",
+                      help="one execution of SAMPLE read back from the run's cache (an agent "
+                           "episode's trajectory), under --candidate's skill or the final one")
     view.add_argument("--export", choices=("svg", "html", "png", "txt"))
     view.add_argument("--output", help="export file (default: stratune-view.<format>)")
     view.add_argument("--width", type=at_least(40, MAX_WIDTH), default=120,

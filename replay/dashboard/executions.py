@@ -40,7 +40,7 @@ class FailureReader:
         try:
             from replay.models import specs as models
 
-            self._task = models.load_task(manifest.task)
+            self._task = models.load_task(manifest.task, toolbox=manifest.toolbox)
             self._samples = {s.id: s for s in self._task.split("train")}
             info = self._task.info
             self._threshold = (info.success_threshold if manifest.config.success_threshold

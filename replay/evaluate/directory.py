@@ -135,7 +135,7 @@ def check(path: str | Path, console: Console) -> int:
     matches, else print the first difference."""
     record = read(path)
     run_dir = RunDir.at(path)
-    task = models.load_task(record.task)
+    task = models.load_task(record.task, toolbox=getattr(record, 'toolbox', None))
     with replay_llm(run_dir) as llm:
         for skill in record.skills:
             text = run_dir.read_blob(skill.skill_id)

@@ -22,6 +22,7 @@ from replay.skills.agent_skill import WithInitialSkill, read_skill_folder
 from replay.skills.skill_parts import folder_document
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.task import Task
+from stratune_core.tasks.agent import Toolbox
 
 # the extension door is part of this module's surface (`models.using(...)`), defined apart
 __all__ = ["Extensions", "ModelKind", "active", "backends", "build_backend", "canonical_model",
@@ -78,9 +79,12 @@ def backends(target: str, optimizer: str) -> dict[Role, Backend]:
     return {Role.TARGET: build_backend(target), Role.OPTIMIZER: build_backend(optimizer)}
 
 
-def load_task(spec: TaskSpec, *, data_dir: str | None = None) -> Task:
+def load_task(spec: TaskSpec, *, data_dir: str | None = None,
+              toolbox: Toolbox | None = None) -> Task:
     """The task `spec` names; with `spec.skill`, the skill folder's body as its initial skill
-    (the folder is checked first, so a bad one is refused before any data is read)."""
+    (the folder is checked first, so a bad one is refused before any data is read); run as
+    its target kind runs an execution (`replay/targets/kinds.py`: with `spec.tools`, agent
+    episodes, whose `toolbox` a replay takes from the manifest instead of the tools)."""
     skill = None if spec.skill is None else folder_document(read_skill_folder(spec.skill),
                                                              spec.skill_parts)
     loader = active().tasks.get(spec.spec)
@@ -91,4 +95,15 @@ def load_task(spec: TaskSpec, *, data_dir: str | None = None) -> Task:
 
         task = registry_load(spec.spec, data_dir=data_dir, scorer=spec.scorer,
                              placement=spec.placement, limit=spec.limit)
-    return task if skill is None else WithInitialSkill(task, skill)
+    from replay.targets.kinds import kind_of
+
+    task = task if skill is None else WithInitialSkill(task, skill)
+    return kind_of(spec).wrap(task, spec, toolbox)
+
+
+def kind_backends(spec: TaskSpec) -> dict[Role, Backend]:
+    """The backends the task's target kind needs beside the target's and the optimizer's (an
+    agent task's tools)."""
+    from replay.targets.kinds import kind_of
+
+    return dict(kind_of(spec).backends(spec))

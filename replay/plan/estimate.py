@@ -29,10 +29,13 @@ from stratune_core.config.profiles import profile
 from stratune_core.config.serde import unstructure
 from stratune_core.config.shape import RunShape, run_shape
 from stratune_core.records.task import Task
+from stratune_core.tasks.agent import AgentTask
 
 OPTIMIZER_CALLS_PER_ROUND = 2  # strategy selection + candidate generation
 OPTIMIZER_OVERHEAD_TOKENS = 3000  # prompt scaffolding, feedback and history, on top of the skill
 OPTIMIZER_OUTPUT_TOKENS = 1500
+EPISODE_TURNS = 2  # an agent episode's typical model calls: a tool call, then the answer
+TURN_GROWTH_TOKENS = 120  # a call and its result added to the conversation
 CHARS_PER_TOKEN = 4
 
 
@@ -50,6 +53,9 @@ class Plan:
     validation_wanted: int  # |Q_v| the config asks for, before a small training set caps it
     local_optimizer: str | None = None  # the optimizer's model id when it runs locally
     max_unusable_rounds: int | None = None
+    # an agent episode's model calls: typically a call and an answer, at most --max-turns
+    turns: int = 1
+    max_turns: int = 1
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -105,8 +111,12 @@ def make_plan(config: Config, task: Task) -> Plan:
     sample = train[0]
     prompt_chars = sum(len(r.system or "") + len(r.user_text())
                        for r in task.requests(skill, sample, config.target_model))
-    per_exec = Usage(input_tokens=prompt_chars // CHARS_PER_TOKEN,
-                     output_tokens=task.info.max_tokens // 2)
+    max_turns = task.toolbox.max_turns if isinstance(task, AgentTask) else 1
+    turns = min(EPISODE_TURNS, max_turns)
+    # each later turn resends the conversation: its prompt grows by a call and a result
+    per_exec = Usage(input_tokens=turns * prompt_chars // CHARS_PER_TOKEN
+                     + (turns - 1) * turns * TURN_GROWTH_TOKENS // 2,
+                     output_tokens=turns * task.info.max_tokens // 2)
     target_usage = _times(per_exec, shape.budget)
     per_round = Usage(input_tokens=OPTIMIZER_OVERHEAD_TOKENS + 4 * len(skill) // CHARS_PER_TOKEN,
                       output_tokens=OPTIMIZER_OUTPUT_TOKENS)
@@ -121,7 +131,7 @@ def make_plan(config: Config, task: Task) -> Plan:
         screen_quota=config.screen_solved + config.screen_random,
         validation_wanted=config.validation_size(len(train)) if config.validation else 0,
         local_optimizer=config.optimizer_model if _local(config.optimizer_model) else None,
-        max_unusable_rounds=config.max_unusable_rounds,
+        max_unusable_rounds=config.max_unusable_rounds, turns=turns, max_turns=max_turns,
     )
 
 
@@ -160,6 +170,10 @@ def render_plan(plan: Plan, config: Config) -> RenderableType:
     table.add_row("rounds", f"about {plan.rounds_typical} (from {plan.rounds_low} if every "
                             f"candidate reaches validation to {plan.rounds_high} if all fail "
                             "screening)")
+    if plan.max_turns > 1:
+        table.add_row("episodes", f"one execution = one agent episode: about {plan.turns} model "
+                                  f"calls (a tool call and the answer), at most {plan.max_turns}"
+                                  " (--max-turns); tool calls cost no tokens")
     table.add_row("target", f"{config.target_model}: {plan.target_usage.input_tokens:,} in / "
                             f"{plan.target_usage.output_tokens:,} out tokens, "
                             f"{_cost(plan.target_usage, config.target_model)}")

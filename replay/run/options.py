@@ -19,6 +19,7 @@ from replay.input_files import read_regular, too_deep
 from replay.models.specs import canonical_model, load_task
 from replay.run.method_options import check_settings
 from replay.rundir.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
+from replay.targets.kinds import toolbox_of
 from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, Layered, layer_config, task_layer
 from stratune_core.records.errors import ConfigError, StraTuneError
@@ -266,5 +267,6 @@ def new_manifest(options: RunOptions, config: Config) -> Manifest:
         prompt_version=prompt_version_of(options.method),
         replay_sequence=sequence,
         packages=package_versions(options.method),
+        toolbox=toolbox_of(options.task),
         git_revision=git_revision(),
     )

@@ -22,11 +22,12 @@ import attrs
 from rich.console import Console
 from rich.markup import escape
 
+from llm_cache.backends.base import Backend
 from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMError
 from llm_cache.modes import Mode
 from llm_cache.reader import CacheReader
-from llm_cache.records import CallKind, Request, Response
+from llm_cache.records import CallKind, Request, Response, Role
 from llm_cache.store import CacheNotFound
 from replay.evaluate.scoring import score_skill
 from replay.models import specs as models
@@ -46,6 +47,8 @@ from replay.rundir.serde import TraceError, check_prompt_version, digest_of, eve
 from replay.rundir.trace import RunDir
 from replay.skills.agent_skill import OUT_DIR as SKILL_OUT
 from replay.skills.skill_parts import check_learned
+from replay.tools.backend import ToolBackend
+from replay.tools.toolset import rechecking
 from stratune_core.config.knobs import Config
 from stratune_core.records.task import Task
 from stratune_core.round.registry import iterate_method
@@ -97,7 +100,9 @@ class Labelled:
         self._llm, self._kind = llm, kind
 
     def complete(self, requests: Sequence[Request]) -> tuple[Response, ...]:
-        return self._llm.complete([attrs.evolve(r, kind=self._kind) for r in requests])
+        # a tool call keeps its own kind: tool time is counted apart from the model's tokens
+        return self._llm.complete([r if r.kind is CallKind.TOOL_CALL
+                                   else attrs.evolve(r, kind=self._kind) for r in requests])
 
 
 # ---- the replay -------------------------------------------------------------------------------
@@ -118,8 +123,15 @@ def replay(path: str, console: Console) -> int:
     problem = event_bytes(run_dir) or stored_blobs(run_dir) or model_specs(run_dir, manifest)
     if problem is not None:
         return failed(console, problem)
-    task = models.load_task(manifest.task)
-    with replay_llm(run_dir) as llm:
+    task = models.load_task(manifest.task, toolbox=manifest.toolbox)
+    rechecked: dict[Role, Backend] = {}
+    if manifest.toolbox is not None:  # the pure tools' calls are recomputed and compared
+        tools, notes = rechecking(manifest.task.tools, manifest.toolbox)
+        for note in notes:
+            console.print(f"[yellow]note[/]: {escape(note)}", soft_wrap=True)
+        if tools:
+            rechecked[Role.TOOL] = ToolBackend(tools)
+    with replay_llm(run_dir, rechecked) as llm:
         n, added, final = 0, [], None
         try:
             for state, events in iterate_method(manifest.method, manifest.config, task, llm):
@@ -187,14 +199,15 @@ def _evaluation(run_dir: RunDir, task: Task, llm: CachedLLM, config: Config,
     return evaluation(run_dir, scores, n, solved)
 
 
-def replay_llm(run_dir: RunDir) -> CachedLLM:
-    """The directory's own cache, read-only, in strict replay mode: a miss is an error."""
+def replay_llm(run_dir: RunDir, backends: Mapping[Role, Backend] | None = None) -> CachedLLM:
+    """The directory's own cache, read-only, in strict replay mode: a miss is an error; only
+    `backends` that recheck (a pure tool) are ever called."""
     try:
         store = CacheReader(run_dir.cache)
     except CacheNotFound:
         raise TraceError(f"{run_dir.cache}: missing; the directory carries no model-call "
                          "cache") from None
-    return CachedLLM(store, backends={}, mode=Mode.REPLAY)
+    return CachedLLM(store, backends=dict(backends or {}), mode=Mode.REPLAY)
 
 
 def failed(console: Console, message: str) -> int:

@@ -31,6 +31,7 @@ from stratune_core.records.method_spec import MethodSpec, StraTuneMethod
 from stratune_core.round.registry import prompt_version_of
 from stratune_core.selection.selectors.scripted import ReplaySequence
 from stratune_core.state.events import Event, SkillAdded
+from stratune_core.tasks.agent import Toolbox
 
 # 2: written by a version that seals every finished run (`replay/rundir/seal.py`): a finished run
 # of format 2 without a seal was altered. 1: the same fields; sealed only if it has the key.
@@ -53,7 +54,11 @@ def trace_converter() -> cattrs.Converter:
     converter = make_converter(tagged_unions=(Event, MethodSpec))
     converter.register_unstructure_hook(TaskSpec, make_dict_unstructure_fn(
         TaskSpec, converter, skill=override(omit_if_default=True),
-        skill_parts=override(omit_if_default=True)))
+        skill_parts=override(omit_if_default=True), tools=override(omit_if_default=True),
+        max_turns=override(omit_if_default=True)))
+    # a run without tools is written without the key, as before agent episodes existed
+    converter.register_unstructure_hook(Manifest, make_dict_unstructure_fn(
+        Manifest, converter, toolbox=override(omit_if_default=True)))
     # StraTune's own generation is written without the key, as before the hybrids existed
     converter.register_unstructure_hook(StraTuneMethod, make_dict_unstructure_fn(
         StraTuneMethod, converter, generator=override(omit_if_default=True)))
@@ -152,6 +157,9 @@ class TaskSpec:
     skill: str | None = None
     # what of that folder is learnt beside the body (`--skill-parts`: description, references)
     skill_parts: tuple[str, ...] = field(default=(), converter=tuple)
+    # An agent task's tools (`--tools`: module:attr, python, bash) and its turn limit
+    tools: tuple[str, ...] = field(default=(), converter=tuple)
+    max_turns: int | None = None
 
 
 @frozen(kw_only=True)
@@ -217,6 +225,8 @@ class Manifest:
     replay_sequence: tuple[Strategy | None, ...] = field(default=(), converter=tuple)
     replay_of: ReplayOrigin | None = None
     packages: tuple[Package, ...] = field(default=(), converter=tuple)
+    # an agent task's tools as its requests hold them (specs, fingerprints, the turn limit)
+    toolbox: Toolbox | None = None
     git_revision: str | None = None
     events: int = 0
     event_digest: str = ""
@@ -229,6 +239,7 @@ class Manifest:
         data = manifest_to_data(self)
         identity = {k: data[k] for k in ("task", "seed", "config", "method", "replay_sequence",
                                          "prompt_version")}
+        identity["toolbox"] = data.get("toolbox")
         # Transport options (timeouts, batch=on, concurrency, ...) may change between sessions.
         identity.update(target=without_transport(self.target),
                         optimizer=without_transport(self.optimizer))

@@ -1,7 +1,8 @@
 """The bundled tasks (`replay/data/<name>/`): custom tasks shipped with the package.
 
 `demo`: values from short business documents, scored with ANLS. `dates`: one date per
-sentence, written as YYYY-MM-DD, scored by exact match. Short replies are all either needs, so
+sentence, written as YYYY-MM-DD, scored by exact match. `stock`: a shop's stock levels and
+prices, which only its inventory tools know (an agent task: `TOOLS`), scored numerically. Short replies are all either needs, so
 `max_tokens` is small to keep CPU-only runs quick.
 """
 
@@ -14,7 +15,9 @@ from stratune_core.tasks.custom import CustomTask
 
 MAX_TOKENS = 96
 # name -> its scorer
-BUNDLED = {"demo": "anls", "dates": "exact"}
+BUNDLED = {"demo": "anls", "dates": "exact", "stock": "numeric"}
+# name -> the tools its executions run with (an agent task): `--tools` spelling
+TOOLS = {"stock": "replay.data.stock.tools:TOOLS"}
 
 
 def load(name: str = "demo", *, placement: str = "system", limit: int | None = None) -> CustomTask:
@@ -22,3 +25,8 @@ def load(name: str = "demo", *, placement: str = "system", limit: int | None = N
     with resources.as_file(folder) as path:
         return custom.load(path, scorer=BUNDLED[name], placement=placement, limit=limit,
                            name=name, max_tokens=MAX_TOKENS)
+
+
+def bundled_tools(name: str) -> tuple[str, ...]:
+    """The tools a bundled agent task declares (none for the others)."""
+    return (TOOLS[name],) if name in TOOLS else ()

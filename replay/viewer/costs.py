@@ -22,6 +22,7 @@ KIND_LABEL = {
     "candidate_generation": "candidate gen.",
     "feedback_preparation": "feedback prep.",
     "test_evaluation": "test eval.",
+    "tool_call": "tool calls",
 }
 OUTSIDE_BUDGET = "test_evaluation"
 COLUMNS = ("call kind", "model", "paid", "cached", "in tok.", "out tok.", "paid $", "cache $")
@@ -79,6 +80,10 @@ class CostTable:
             notes.append("test eval.: the test-split scores, outside the budget")
         if not total["priced"]:
             notes.append("unpriced: no price for the model, counted as 0")
+        if tools := [r for r in rows if r.get("kind") == "tool_call"]:
+            seconds = sum(float(r.get("seconds", 0.0)) for r in tools)
+            notes.append(f"tool calls: {seconds:.1f} s of tool time in the calls this run ran "
+                         "(no tokens; a cached call costs no time)")
         if clamped := [f"{r.get('kind')} {int(r['clamped_calls']):,} of "
                        f"{int(r.get('calls', 0)):,} calls (down to {int(r.get('clamped_min', 0)):,})"
                        for r in rows if r.get("clamped_calls")]:

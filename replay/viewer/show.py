@@ -19,7 +19,7 @@ from replay.viewer.method_view import method_summary
 from replay.viewer.model import RunView
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.method_spec import StraTuneMethod
-from stratune_core.state.events import Event
+from stratune_core.state.events import Event, SkillAdded
 
 EXPORTS = ("svg", "html", "png", "txt")
 
@@ -31,6 +31,7 @@ class LoadedRun:
     usage: Any
     evaluation: Any
     events: tuple[Event, ...] = ()
+    path: Path | None = None
 
     @property
     def is_baseline(self) -> bool:
@@ -45,7 +46,7 @@ def load_run(path: str | Path) -> LoadedRun:
     return LoadedRun(view=build_view(events), manifest=manifest,
                      usage=run_dir.read_json(run_dir.usage),
                      evaluation=run_dir.read_json(run_dir.evaluation), events=tuple(events),
-                     check=seal.status(path))
+                     check=seal.status(path), path=Path(path))
 
 
 def check_line(status: seal.Status) -> Text:
@@ -54,8 +55,30 @@ def check_line(status: seal.Status) -> Text:
     return Text.assemble(("check ", "bold"), (status.detail, style))
 
 
+def _episode(run: LoadedRun, sample_id: str, candidate: str | None) -> RenderableType:
+    """One execution read back from the cache: under `candidate`'s skill, else the final one
+    (the initial skill while the run has not finished)."""
+    from replay.viewer.episodes import episode
+
+    texts = {e.skill_id: e.text for e in run.events if isinstance(e, SkillAdded)}
+    if candidate is not None:
+        matches = [sid for sid in texts if sid.startswith(candidate)]
+        if len(matches) != 1:
+            raise StraTuneError(f"--candidate {candidate}: {len(matches)} skills with this id "
+                                "prefix; copy an id from the round table")
+        skill_id = matches[0]
+    else:
+        final = run.manifest.final_id if run.manifest is not None else None
+        skill_id = final if final in texts else next(iter(texts), "")
+    if run.manifest is None or run.path is None or not skill_id:
+        raise StraTuneError("--episode: the run holds no skill yet")
+    return episode(run.path, run.manifest, texts[skill_id], skill_id, sample_id)
+
+
 def renderable(run: LoadedRun, *, round_number: int | None = None,
-               candidate: str | None = None) -> RenderableType:
+               candidate: str | None = None, episode: str | None = None) -> RenderableType:
+    if episode is not None:
+        return _episode(run, episode, candidate)
     if round_number is not None:
         found = run.view.round(round_number)
         if found is None:

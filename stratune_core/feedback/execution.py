@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 from attrs import field, frozen
 
+from llm_cache.records import ToolSpec
 from stratune_core.budget.ledger import Ledger
 from stratune_core.operators.forms import OfferedExample
 from stratune_core.records.base import Execution, Sample
@@ -63,6 +64,8 @@ class Feedback:
     # known failures of the skill outside the batch, added by residual pooling (released code)
     pooled: tuple[str, ...] = field(default=(), converter=tuple)
     extras: Extras = Extras()
+    # an agent task's tools: the inventory the optimizer is told (`TaskInfo.tools`)
+    tools: tuple[ToolSpec, ...] = field(default=(), converter=tuple)
 
     def evolve(self, **changes: object) -> Feedback:
         return attrs.evolve(self, **changes)
@@ -121,7 +124,7 @@ def failure_case(task: Task, sample: Sample, execution: Execution) -> FailureCas
     return FailureCase(
         sample_id=execution.sample_id,
         input=clip(task.describe(sample), 600),
-        output=clip(execution.output, 400),
+        output=clip(execution.output, task.info.output_chars),
         expected=clip(task.expected(sample), 200),
         summary=clip(execution.summary, 200),
         score=execution.score,
@@ -159,4 +162,5 @@ def build_feedback(
         n_solved=sum(1 for e in execs if e is not None and e.solved),
         mean_score=sum(scores) / len(scores) if scores else 0.0,
         examples=examples,
+        tools=task.info.tools,
     )

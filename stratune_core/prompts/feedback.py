@@ -19,6 +19,7 @@ from stratune_core.prompts.extras import (
     selection_material,
 )
 from stratune_core.prompts.prep_prompt import Preparation
+from stratune_core.prompts.tools import tools_part
 
 # Ranks: lower is dropped first. The intermediate skill's text (selection prompt only) goes
 # before the failures: the I2 generation prompt shows it whole anyway.
@@ -63,7 +64,7 @@ def failure_item(f: FailureCase, prep: Preparation | None) -> str:
 def generation_feedback(
     fb: Feedback, prep: Preparation | None, *, with_examples: bool, keep_examples: int
 ) -> list[Part]:
-    parts: list[Part] = []
+    parts: list[Part] = tools_part(fb.tools)
     if fb.failures:
         intro = f"## Execution feedback\n{_batch_line(fb)}{pooled_note(fb)}"
         if prep is not None and prep.diagnoses:

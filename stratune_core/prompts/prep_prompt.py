@@ -21,7 +21,9 @@ from collections.abc import Mapping, Sequence
 
 from attrs import field, frozen
 
+from llm_cache.records import ToolSpec
 from stratune_core.prompts.budget import Fitted, Part, fit
+from stratune_core.prompts.tools import tools_part
 
 PREPARATION_SYSTEM = (
     "You diagnose the answers of a target model that follows a skill (its instruction text), "
@@ -141,13 +143,14 @@ def preparation_prompt(
     successes: Sequence[PrepCase],
     budget: int,
     keep_failures: int,
+    tools: Sequence[ToolSpec] = (),
 ) -> PreparationPrompt:
     """The prompt, fitted to `budget`: successful trajectories go first, then failures beyond
     the first `keep_failures`; if the kept failures' whole inputs still do not fit, the longest
     are shown in their short form instead (unverifiable, with their expected answer)."""
     blind = {c.sample_id for c in failures if c.blind is not None}
     while True:
-        fitted = _fit(format_lines, failures, successes, budget, keep_failures, blind)
+        fitted = _fit(format_lines, failures, successes, budget, keep_failures, blind, tools)
         shown = blind & set(fitted.kept_keys(FAILURES))
         if fitted.tokens <= budget or not blind:
             return PreparationPrompt(fitted=fitted, blind=frozenset(shown))
@@ -164,6 +167,7 @@ def _fit(
     budget: int,
     keep_failures: int,
     blind: set[str],
+    tools: Sequence[ToolSpec],
 ) -> Fitted:
     intro = (
         "A target model answered training samples under a skill. Before the skill is revised, "
@@ -209,6 +213,7 @@ rule: the one instruction to the target model that fixes what the failures have 
 </shared>"""
     parts = [
         Part(text=head),
+        *tools_part(tools),
         Part(text="## Failures", items=[c.block(c.sample_id in blind) for c in failures],
              keys=[c.sample_id for c in failures], keep=keep_failures, rank=2, name=FAILURES),
     ]

@@ -8,6 +8,8 @@ from typing import Any
 import attrs
 from attrs import field, frozen
 
+from llm_cache.records import ToolSpec
+
 
 def _unit_interval(_inst: object, attribute: attrs.Attribute, value: float) -> None:
     if not (0.0 <= value <= 1.0):
@@ -85,6 +87,10 @@ class TaskInfo:
     # of a skill's output format that a revision must keep. Empty: the scorer reads the answer
     # as it is, and the format is the optimizer's to change like any other instruction.
     answer_markup: tuple[str, ...] = field(default=(), converter=tuple)
+    # An agent task's tools, shown to the optimizer as the inventory (empty: one model call)
+    tools: tuple[ToolSpec, ...] = field(default=(), converter=tuple)
+    # How much of an execution's output the optimizer sees (an episode's trajectory: more)
+    output_chars: int = 400
 
     def preset_for(self, profile: str) -> dict[str, Any]:
         return preset_for(self.preset, self.profile_presets, profile)

@@ -116,6 +116,7 @@ def prepare_feedback(
         format_lines=format_lines(state.text(fb.skill_id)), failures=failures,
         successes=successes, keep_failures=KEEP_FAILURES,
         budget=turn_budget(env.config.prompt_tokens, PREPARATION_SYSTEM, repairable=False),
+        tools=fb.tools,
     )
     request = optimizer_request(env, fitted.text, kind=CallKind.FEEDBACK_PREPARATION,
                                 system=PREPARATION_SYSTEM)

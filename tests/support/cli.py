@@ -1,7 +1,8 @@
 """The `stratune` command with the toy world plugged in: `python -m tests.support.cli ARGS`.
 
 The tests inject their doubles here; the package itself ships none. `toy_extensions()` adds
-the model kind `scripted:<name>` (`scripted:toy-target`, `scripted:toy-optimizer?style=good`)
+the model kind `scripted:<name>` (`scripted:toy-target`, `scripted:toy-optimizer?style=good`;
+`scripted:agent-target` and `scripted:agent-optimizer` for agent episodes, agent_world.py)
 and the tasks `toy`, `toy-continuous` (half credit for a right answer in the wrong letter
 case) and `toy-solvable` (continuous, without the [X] words no rule teaches: a skill can solve
 every sample); `--limit N` sets the training-set size, default 48. The same object
@@ -66,6 +67,13 @@ def _scripted(body: str) -> Backend:
     elif name == "toy-optimizer":
         # the baselines' prompts get the toy's answers too; StraTune's go to the ToyOptimizer
         fn = MethodOptimizer(stratune=ToyOptimizer(style=options.get("style", "mixed")))
+    elif name in ("agent-target", "agent-optimizer"):  # tests/support/agent_world.py
+        from tests.support.agent_world import agent_optimizer, agent_target
+
+        fn = agent_target if name == "agent-target" else agent_optimizer
+        for env, sig in SIGNAL_HOOKS.items():
+            if name == "agent-target" and (after := int(os.environ.get(env, "0") or 0)):
+                fn = _signal_after(fn, after, sig)
     else:
         raise ConfigError(f"scripted model {name!r}: use toy-target or toy-optimizer")
     return FunctionBackend(fn, name=name)
