@@ -28,6 +28,7 @@ from replay.evaluate.directory import EvaluationRecord
 from replay.plan.estimate import Plan
 from replay.rundir.serde import TraceError
 from replay.skills.agent_skill import AgentSkill, SkillFolderError, read_skill_folder
+from replay.tools.declared import tool
 from stratune_core.records.errors import ConfigError, StraTuneError, TaskDataError
 
 data_task = DataTask.build
@@ -60,4 +61,5 @@ __all__ = [
     "plan",
     "read_skill_folder",
     "replay",
+    "tool",
 ]

@@ -5,7 +5,7 @@ model and task kinds in effect."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,9 @@ from replay.run.options import RunOptions, parse_budget
 from replay.rundir.serde import TaskSpec
 from replay.skills.agent_skill import read_skill_folder
 from replay.skills.skill_parts import check_kinds, folder_document
+from replay.tasks.bundled import bundled_tools
 from replay.tasks.registry import custom_path
+from replay.tools.toolset import check_turns, register
 from stratune_core.records.errors import ConfigError, StraTuneError
 from stratune_core.records.method_spec import MethodSpec, generator_names, method_names
 
@@ -40,7 +42,9 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
             initial_skill: str | None, budget: str | int | None, seed: int, profile: str,
             config: Mapping[str, Any] | str | Path | None, placement: str,
             limit: int | None, data_dir: str | None, method: str = "stratune",
-            generator: str | None = None, skill_parts: Sequence[str] = ()) -> Prepared:
+            generator: str | None = None, skill_parts: Sequence[str] = (),
+            tools: Sequence[Callable[..., Any] | str] = (),
+            max_turns: int | None = None) -> Prepared:
     _check_arguments(target=target, optimizer=optimizer, out=out, budget=budget, seed=seed,
                      profile=profile, placement=placement, limit=limit, data_dir=data_dir,
                      skill=skill)
@@ -60,7 +64,7 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
         tasks[spec.spec] = data.load
     else:
         spec = _task_spec(task, scorer, placement, limit, skill_dir)
-    spec = attrs.evolve(spec, skill_parts=kinds)
+    spec = attrs.evolve(spec, skill_parts=kinds, **_tools(task, tools, max_turns))
     overrides: dict[str, Any] = {}
     config_file = None
     if isinstance(config, Mapping):
@@ -75,6 +79,23 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
                          method=_method(method, generator, profile))
     return Prepared(options=options, data=data, skill=skill_dir,
                     extensions=models.Extensions(models=active.models, tasks=tasks))
+
+
+def _tools(task: TaskArg, tools: Sequence[Callable[..., Any] | str],
+           max_turns: int | None) -> dict[str, Any]:
+    """The task spec's tools: functions (registered in this process by their spelling),
+    `--tools` spellings, or a bundled agent task's own."""
+    if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
+        raise StraTuneError("tools: give a list of functions (or of --tools spellings)")
+    names = [t for t in tools if isinstance(t, str)]
+    spelled = (*register([t for t in tools if not isinstance(t, str)]), *names)
+    if not spelled and isinstance(task, str):
+        spelled = bundled_tools(task)
+    if max_turns is not None and not spelled:
+        raise StraTuneError("max_turns: limits an agent episode's turns; give tools too")
+    if spelled:
+        check_turns(max_turns)
+    return {"tools": tuple(spelled), "max_turns": max_turns}
 
 
 def _check_arguments(*, target: object, optimizer: object, out: object, budget: object,

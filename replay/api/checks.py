@@ -3,7 +3,7 @@ from Python."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,9 @@ def evaluate(skill: SkillArg | OptimizeResult, *, task: TaskArg, target: str,
              scorer: ScorerArg | None = None, test: Sequence[Row] | None = None,
              cache_dir: str | Path = ".stratune-cache", out: str | Path | None = None,
              limit: int | None = None, placement: str = "system", data_dir: str | None = None,
-             concurrency: int = 8, progress: bool | None = None) -> EvaluationRecord:
+             concurrency: int = 8, progress: bool | None = None,
+             tools: Sequence[Callable[..., Any] | str] = (),
+             max_turns: int | None = None) -> EvaluationRecord:
     """Score a skill on a split (`stratune evaluate`). skill and baseline: the text itself (a
     str), a file or an Agent Skills folder (a Path), or an `optimize` result; baseline
     "initial" is the task's initial skill. With `out`, the scores, skills and cache are kept
@@ -41,7 +43,7 @@ def evaluate(skill: SkillArg | OptimizeResult, *, task: TaskArg, target: str,
                            out=cache_dir if out is None else out, scorer=scorer, test=test,
                            skill=None, initial_skill=None, budget=None, seed=0,
                            profile="paper", config=None, placement=placement, limit=limit,
-                           data_dir=data_dir)
+                           data_dir=data_dir, tools=tools, max_turns=max_turns)
     console = console_for(progress)
     with raised_as_errors(), models.using(prepared.extensions):
         loaded = models.load_task(prepared.options.task, data_dir=data_dir)

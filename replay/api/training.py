@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import queue
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,8 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
              test_eval: bool = False, max_cost: float | str | None = None,
              timeout: float | str | None = None, progress: bool | None = None,
              method: str = "stratune", generator: str | None = None,
-             skill_parts: Sequence[str] = ()) -> OptimizeResult:
+             skill_parts: Sequence[str] = (), tools: Sequence[Callable[..., Any] | str] = (),
+             max_turns: int | None = None) -> OptimizeResult:
     """Learn a skill (`stratune train`): `out` is the run directory; call again with the same
     arguments to resume an interrupted run or to read back a finished one.
 
@@ -92,14 +93,17 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
     and timeout ("30m") stop the run as `--max-cost` and `--timeout` do, and so does a file
     OUT/STOP: `RunStopped` is raised and the same call resumes. method: a baseline's
     name as `--method` takes it (`stratune train --help` lists them); generator:
-    StraTune with that method's candidate generation (a Table 4 hybrid) as `--generator`."""
+    StraTune with that method's candidate generation (a Table 4 hybrid) as `--generator`.
+    tools: functions the target may call in each execution, which is then an agent episode of
+    at most max_turns model calls (typed, documented functions; `stratune.tool(pure=True)`
+    marks one that replay may recompute), or `--tools` spellings."""
     with raised_as_errors():
         whole("concurrency", concurrency, 1)
         prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
                            test=test, skill=skill, initial_skill=initial_skill, budget=budget,
                            seed=seed, profile=profile, config=config, placement=placement,
                            limit=limit, data_dir=data_dir, method=method, generator=generator,
-                           skill_parts=skill_parts)
+                           skill_parts=skill_parts, tools=tools, max_turns=max_turns)
     path = Path(out).expanduser()
     recorder = _Recorder(prepared)
     return _train(prepared, path, console_for(progress), recorder, concurrency=concurrency,
@@ -113,7 +117,9 @@ def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
             config: Mapping[str, Any] | str | Path | None = None, placement: str = "system",
             limit: int | None = None, data_dir: str | None = None, concurrency: int = 8,
             test_eval: bool = False, method: str = "stratune",
-            generator: str | None = None, skill_parts: Sequence[str] = ()) -> Iterator[Update]:
+            generator: str | None = None, skill_parts: Sequence[str] = (),
+            tools: Sequence[Callable[..., Any] | str] = (),
+            max_turns: int | None = None) -> Iterator[Update]:
     """`optimize`, one `Update` per round (for a notebook's own display); the last update
     holds the result. Leaving the loop early stops the run after the round in progress, as a
     stop control does: the same call resumes it."""
@@ -123,7 +129,7 @@ def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
                            test=test, skill=skill, initial_skill=initial_skill, budget=budget,
                            seed=seed, profile=profile, config=config, placement=placement,
                            limit=limit, data_dir=data_dir, method=method, generator=generator,
-                           skill_parts=skill_parts)
+                           skill_parts=skill_parts, tools=tools, max_turns=max_turns)
     path = Path(out).expanduser()
     rounds: queue.Queue[Any] = queue.Queue()
     recorder = _Recorder(prepared, rounds)

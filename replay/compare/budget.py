@@ -25,7 +25,14 @@ def spent_of(run: Run) -> tuple[int, int]:
     return spent, started[0].budget if started else 0
 
 
+def tool_seconds(run: Run) -> float | None:
+    """Seconds the run's tool calls took (usage.json's tool rows); None: the run calls none."""
+    rows = [r for r in (run.usage or {}).get("rows", ()) if r.get("kind") == "tool_call"]
+    return sum(float(r.get("seconds", 0.0)) for r in rows) if rows else None
+
+
 def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
+    tools = any(tool_seconds(r) is not None for r in runs)
     rows = []
     for pair, labels in sorted(by_pair_label_dataset(runs, by).items()):
         for name in datasets(runs):
@@ -41,13 +48,15 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
                     Stat.of(len(r.of_type(RoundStarted)) for r in group),
                     Stat.of(verdicts(r, Verdict.ACCEPTED) for r in group),
                     Stat.of(verdicts(r, Verdict.SAVED) for r in group),
+                    *([Stat.of(tool_seconds(r) or 0.0 for r in group)] if tools else []),
                     f"{sum(r.finished for r in group)}/{len(group)}"], group=pair))
     if not rows:
         return None
     columns = [Column("Dataset"), Column("Method"), Column("Spent", "stat", 1),
                Column("Budget", "number", 0), Column("Spent (%)", "stat", 1),
                Column("Rounds", "stat", 1), Column("Accepted", "stat", 2),
-               Column("Saved", "stat", 2), Column("Finished")]
+               Column("Saved", "stat", 2),
+               *([Column("Tool time (s)", "stat", 1)] if tools else []), Column("Finished")]
     return Table(id="budget", title="Budget: target executions spent, rounds, accepted and "
                                     "saved candidates (mean ± sd (n))",
                  columns=columns, rows=rows)

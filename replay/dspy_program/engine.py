@@ -33,8 +33,9 @@ def to_request(request: lm15.Request, *, model: str, max_tokens: int) -> Request
     messages = []
     for message in request.messages:
         if message.role not in ("user", "assistant"):
-            raise TaskDataError(f"DSPy program: a {message.role!r} message (tools) cannot be "
-                                "sent through StraTune; use predictors without tools")
+            raise TaskDataError(f"DSPy program: a {message.role!r} message (native function "
+                                "calling) cannot be sent through StraTune; use dspy.ReAct or "
+                                "tools the program calls itself, with the default adapter")
         if any(getattr(part, "type", "text") != "text" for part in message.parts):
             raise TaskDataError("DSPy program: only text inputs can be sent through StraTune; "
                                 "an image or file part was given")
@@ -55,20 +56,32 @@ class ReplyEngine:
         self.sent: list[Request] = []
         self.needed: Request | None = None
         self.refused: TaskDataError | None = None  # a call StraTune cannot send (tools, images)
+        self._used = 0  # replies consumed, by the LM's calls and the tools'
+
+    def _next(self, request: Request) -> Response:
+        """The reply to the program's next call, or the stop at the first without one."""
+        if self.needed is not None:  # an adapter's fallback after the stop: stay stopped
+            raise NeedsReply()
+        if self._used == len(self._replies):
+            self.needed = request
+            raise NeedsReply()
+        self.sent.append(request)
+        self._used += 1
+        return self._replies[self._used - 1]
+
+    def tool(self, request: Request) -> str:
+        """A tool call of the program: its recorded result (a tool error as its text)."""
+        return self._next(request).text
 
     def complete(self, request: lm15.Request) -> lm15.Response:
-        if self.needed is not None:  # an adapter's fallback after the stop: stay stopped
+        if self.needed is not None:
             raise NeedsReply()
         try:
             ours = to_request(request, model=self._model, max_tokens=self._max_tokens)
         except TaskDataError as exc:  # kept apart: DSPy wraps what an engine raises
             self.refused = exc
             raise
-        if len(self.sent) == len(self._replies):
-            self.needed = ours
-            raise NeedsReply()
-        self.sent.append(ours)
-        reply = self._replies[len(self.sent) - 1]
+        reply = self._next(ours)
         return lm15.Response(
             id=None, model=self._model,
             message=lm15.Message.assistant([lm15.TextPart(reply.text)]),

@@ -15,10 +15,13 @@ from typing import Any
 import dspy
 import xxhash
 
+from llm_cache.backends.base import Backend
 from llm_cache.records import Request, Response
 from replay.dspy_program.engine import ReplyEngine, language_model
+from replay.dspy_program.tools import program_tools, route_tools, tool_backend, tool_request
 from stratune_core.records.base import Sample, Score, TaskInfo
 from stratune_core.records.errors import TaskDataError
+from stratune_core.records.ids import text_id
 from stratune_core.records.parts import SkillParts, render_parts
 from stratune_core.tasks.common import Splits, head
 
@@ -93,6 +96,8 @@ class ProgramTask:
                               success_threshold=threshold, binary=threshold == 1.0,
                               max_tokens=max_tokens)
         self._programs: dict[str, dspy.Module] = {}
+        self._engine: ReplyEngine | None = None  # the execution running (one at a time)
+        self._episode = ""
 
     @property
     def info(self) -> TaskInfo:
@@ -118,12 +123,22 @@ class ProgramTask:
             program = with_instructions(self._program, parts)
             for _, predictor in program.named_predictors():
                 predictor.lm = None  # a predictor's own LM would call outside the run's cache
+            route_tools(program, self._tool_call)
             self._programs[skill] = program
         return self._programs[skill]
+
+    def _tool_call(self, tool: dspy.Tool, arguments: dict[str, Any]) -> str:
+        assert self._engine is not None, "a tool is called only while the program runs"
+        return self._engine.tool(tool_request(tool, arguments, self._episode))
+
+    def tool_backend(self) -> Backend | None:
+        """The backend that runs the program's tools (None: it has none)."""
+        return tool_backend(self._program) if program_tools(self._program) else None
 
     def _run(self, skill: str, sample: Sample, model: str,
              replies: tuple[Response, ...]) -> tuple[ReplyEngine, Any, BaseException | None]:
         engine = ReplyEngine(replies, model=model, max_tokens=self._max_tokens)
+        self._engine, self._episode = engine, f"episode {text_id(skill)} {sample.id}"
         example = self._examples[sample.id]
         try:
             with dspy.context(lm=language_model(engine)):

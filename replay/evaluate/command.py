@@ -103,7 +103,7 @@ def _score(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, str]], b
            baseline: str | None) -> Scored:
     results = []
     with CachedLLM.open(cache_dir, backends={Role.TARGET: backend,
-                                             **models.kind_backends(task_spec)}, mode="live",
+                                             **models.kind_backends(task_spec, task)}, mode="live",
                         concurrency=concurrency) as llm:
         for label, text in skills:
             result = score_with_bar(task, text, llm, model, console, split=split,

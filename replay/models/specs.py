@@ -101,9 +101,14 @@ def load_task(spec: TaskSpec, *, data_dir: str | None = None,
     return kind_of(spec).wrap(task, spec, toolbox)
 
 
-def kind_backends(spec: TaskSpec) -> dict[Role, Backend]:
+def kind_backends(spec: TaskSpec, task: Task | None = None) -> dict[Role, Backend]:
     """The backends the task's target kind needs beside the target's and the optimizer's (an
-    agent task's tools)."""
+    agent task's tools), or that the task itself offers (a DSPy program's own tools: its
+    `tool_backend()`)."""
     from replay.targets.kinds import kind_of
 
-    return dict(kind_of(spec).backends(spec))
+    found = dict(kind_of(spec).backends(spec))
+    own = getattr(task, "tool_backend", None)
+    if callable(own) and (backend := own()) is not None:
+        found[Role.TOOL] = backend
+    return found

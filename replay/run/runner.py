@@ -59,7 +59,7 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
                                                                       data_dir=options.data_dir)
     config = build_config(options, task)  # the task's preset is a config layer
     backends = {**(hooks.backends or models.backends(options.target, options.optimizer)),
-                **models.kind_backends(options.task)}
+                **models.kind_backends(options.task, task)}
     # A local optimizer's window bounds its prompts; the lowered budget is part of the recorded
     # config, so replay and resume rebuild the same prompts without asking the backend again.
     config = fit_to_context(config, context_tokens(backends[Role.OPTIMIZER]))

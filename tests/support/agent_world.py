@@ -46,6 +46,12 @@ def agent_optimizer(request: Request) -> Response:
                         usage=usage)
     if request.system.startswith("You diagnose"):
         return Response(text="", usage=usage)
+    if "<skill>" not in prompt:  # a baseline's reflection (GEPA: the instruction in a fence)
+        fenced = re.search(r"```\n?(.*?)```", prompt, re.S)
+        skill = fenced.group(1).strip() if fenced else ""
+        rules = [r for r, seen in ((PREFIX_RULE, "no product"), (STOP_RULE, "turn 2 called"))
+                 if seen in prompt and r not in skill]
+        return Response(text="```\n" + "\n".join([skill, *rules]) + "\n```", usage=usage)
     skill = prompt.split("<skill>\n", 1)[1].split("\n</skill>", 1)[0]
     rules = []
     if "no product" in prompt and PREFIX_RULE not in skill:
