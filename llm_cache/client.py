@@ -19,7 +19,7 @@ import attrs
 
 from llm_cache.accounting import Accounting, Ledger
 from llm_cache.backends import backend_for
-from llm_cache.backends.base import Backend
+from llm_cache.backends.base import Backend, BackendBase
 from llm_cache.batch import BatchWaves, dispatch
 from llm_cache.batch_journal import JOURNAL_NAME, BatchJournal
 from llm_cache.errors import CacheCorruptError, LLMFatalError
@@ -67,6 +67,9 @@ class CachedLLM:
         self.mode = mode
         self.concurrency = concurrency
         self._backends = dict(backends)
+        for backend in {id(b): b for b in self._backends.values()}.values():
+            if isinstance(backend, BackendBase):
+                backend.bind_cache(None if store is None else store.directory, mode)
         self._policy = retry_policy or RetryPolicy()
         self._ledger = Ledger(prices)
         self._rng = random.Random(seed)  # backoff jitter only; never affects outputs

@@ -47,11 +47,14 @@ async def recheck(hits: Sequence[tuple[Request, Response]],
         backend = backends.get(request.role)
         if not isinstance(backend, BackendBase) or not backend.rechecks(request):
             continue
-        again = await backend.acomplete(request)
+        again = await backend.recheck(request, recorded)
+        if again is None:
+            continue
         if (again.text, again.stop_reason) != (recorded.text, recorded.stop_reason):
             said = " ".join(recorded.text.split())[:80]
             now = " ".join(again.text.split())[:80]
             raise ReplayMismatch(
-                f"replay: {request.model} declared pure, but its recorded call {request.user_text()[:80]!r} "
-                f"answered {said!r} and now answers {now!r}; the tool changed, or it is not "
-                "pure: fix it, or drop pure=True and record the run again")
+                f"replay: {request.model}: the recorded call {request.user_text()[:80]!r} "
+                f"answered {said!r} and now answers {now!r}; a tool declared pure changed or is "
+                "not pure (fix it, or drop pure=True), or a harness episode ran otherwise: "
+                "record the run again")

@@ -85,7 +85,10 @@ class PriceTable:
         """The price of a canonical model id; None when unknown (cost then reported as 0)."""
         if model.startswith(self.free_prefixes):
             return FREE
-        return self.models.get(self.resolve(model))
+        found = self.models.get(self.resolve(model))
+        if found is None and "@" in model:  # a harness's episode is priced as its model
+            return self.models.get(self.resolve(model.partition("@")[0]))
+        return found
 
     def cost(self, model: str, usage: Usage) -> float | None:
         price = self.price(model)

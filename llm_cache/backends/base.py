@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from llm_cache.errors import LLMFatalError
+from llm_cache.modes import Mode
 from llm_cache.records import Request, Response, TextBlock
 from llm_cache.retry import RetryDecision
 
@@ -54,8 +56,17 @@ class BackendBase:
 
     def rechecks(self, request: Request) -> bool:
         """Whether a replay recomputes this request and compares it with the recorded reply
-        (a pure tool's call); models are never asked again."""
+        (a pure tool's call, a harness episode); models are never asked again."""
         return False
+
+    async def recheck(self, request: Request, recorded: Response) -> Response | None:
+        """The reply recomputed for the comparison (None: not recomputed after all)."""
+        return await self.acomplete(request)
+
+    def bind_cache(self, directory: Path | None, mode: Mode) -> None:
+        """Told the client's cache: a backend whose calls make further model calls (a harness
+        episode) makes them through the same cache. Most ignore it."""
+        return None
 
 
 class BlankTextError(LLMFatalError):

@@ -19,6 +19,7 @@ from replay.run.options import RunOptions, parse_budget
 from replay.rundir.serde import TaskSpec
 from replay.skills.agent_skill import read_skill_folder
 from replay.skills.skill_parts import check_kinds, folder_document
+from replay.targets.kinds import kind_for_target
 from replay.tasks.bundled import bundled_tools
 from replay.tasks.registry import custom_path
 from replay.tools.toolset import check_turns, register
@@ -64,7 +65,9 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
         tasks[spec.spec] = data.load
     else:
         spec = _task_spec(task, scorer, placement, limit, skill_dir)
-    spec = attrs.evolve(spec, skill_parts=kinds, **_tools(task, tools, max_turns))
+    harness = kind_for_target(target)
+    spec = attrs.evolve(spec, skill_parts=kinds, kind=harness,
+                        **_tools(task if harness is None else None, tools, max_turns))
     overrides: dict[str, Any] = {}
     config_file = None
     if isinstance(config, Mapping):
@@ -81,7 +84,7 @@ def prepare(task: TaskArg, *, target: str, optimizer: str, out: str | Path | Non
                     extensions=models.Extensions(models=active.models, tasks=tasks))
 
 
-def _tools(task: TaskArg, tools: Sequence[Callable[..., Any] | str],
+def _tools(task: TaskArg | None, tools: Sequence[Callable[..., Any] | str],
            max_turns: int | None) -> dict[str, Any]:
     """The task spec's tools: functions (registered in this process by their spelling),
     `--tools` spellings, or a bundled agent task's own."""

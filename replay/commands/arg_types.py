@@ -33,7 +33,7 @@ def directory(text: str) -> str:
 
 
 # what an Agent Skills folder may learn beside its body (`--skill-parts`; replay/skills/skill_parts.py)
-SKILL_PART_KINDS = ("description", "references")
+SKILL_PART_KINDS = ("description", "references", "scripts")
 
 
 def ordered_kinds(given: Sequence[str]) -> tuple[str, ...]:

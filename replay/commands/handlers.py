@@ -69,12 +69,22 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
                             "folder with --skill DIR")
     if skill is not None:
         skill = str(resolved(Path(skill).expanduser(), "--skill"))
-    tools = split_spec(args.tools) if args.tools else bundled_tools(spec)
+    kind = _kind_for_target(getattr(args, "target", None) or "")
+    # a harness's tools are its own (the CLI's); a bundled agent task's are for a model's call
+    tools = split_spec(args.tools) if args.tools else (bundled_tools(spec) if kind is None
+                                                       else ())
     if args.max_turns is not None and not tools:
         raise StraTuneError("--max-turns: limits an agent episode's turns; give --tools too")
     return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit,
                     skill=skill, skill_parts=args.skill_parts if skill is not None else (),
-                    tools=tools, max_turns=args.max_turns)
+                    tools=tools, max_turns=args.max_turns,
+                    kind=kind)
+
+
+def _kind_for_target(target: str) -> str | None:
+    from replay.targets.kinds import kind_for_target
+
+    return kind_for_target(target)
 
 
 def cmd_train(args: argparse.Namespace, console: Console) -> int:

@@ -8,7 +8,8 @@ import argparse
 from replay.commands.arg_types import directory, part_kinds
 
 SKILL_PARTS_HELP = ("with an Agent Skills folder: what it learns (or scores) beside the body, "
-                    "comma-separated: description, references (its Markdown files)")
+                    "comma-separated: description, references (its Markdown files), scripts "
+                    "(its scripts/ files, which the optimizer may edit and add)")
 INITIAL = "initial"  # --baseline initial: the task's own initial skill
 
 

@@ -25,6 +25,8 @@ class ModelKind:
 
     canonical: Callable[[str], str]
     backend: Callable[[str], Backend]
+    # what it checks before a run directory is made (a harness's CLI, its key), if anything
+    check: Callable[[str], None] | None = None
 
 
 def _frozen_map(value: Mapping[str, object]) -> Mapping[str, object]:

@@ -30,8 +30,15 @@ __all__ = ["Extensions", "ModelKind", "active", "backends", "build_backend", "ca
 
 
 def _kind(spec: str) -> tuple[ModelKind, str] | None:
+    """A program's own model kind, else a built-in one (a target kind's, `claude-code:`)."""
     prefix, sep, body = spec.partition(":")
-    kind = active().models.get(prefix) if sep else None
+    if not sep:
+        return None
+    kind = active().models.get(prefix)
+    if kind is None:
+        from replay.targets.kinds import model_kinds
+
+        kind = model_kinds().get(prefix)
     return None if kind is None else (kind, body)
 
 
@@ -56,7 +63,10 @@ def check_buildable(spec: str) -> None:
     """What a backend only finds out at its first call, checked before a run directory is
     made: a local model's GGUF file and the llama.cpp package it runs on, a Claude API key,
     an OpenAI-compatible server that accepts connections."""
-    if _kind(spec) is not None:
+    if (found := _kind(spec)) is not None:
+        kind, body = found
+        if kind.check is not None:
+            kind.check(body)
         return
     parsed = parse_spec(spec)
     if parsed.provider != "llamacpp":

@@ -190,6 +190,17 @@ def with_recorded_sequence(config: Config) -> Config:
     return config.replace(selector=attrs.evolve(selector, strategies=sequence))
 
 
+def harness_versions(task: TaskSpec) -> tuple[Package, ...]:
+    """A harness run's CLI and the wheel it came in: a replay on another CLI version says so."""
+    if task.kind is None:
+        return ()
+    from replay.harness.cli import cli_version
+
+    sdk = installed_version("claude-agent-sdk")
+    return (*((Package(name="claude-agent-sdk", version=sdk),) if sdk else ()),
+            Package(name="claude-code", version=cli_version().split()[0]))
+
+
 def package_versions(method: MethodSpec | None = None) -> tuple[Package, ...]:
     """StraTune's dependencies and the packages `method` runs through (its entry's), as installed."""
     names = (*PACKAGES, *(packages_of(method) if method is not None else ()))
@@ -266,7 +277,7 @@ def new_manifest(options: RunOptions, config: Config) -> Manifest:
         method=options.method,
         prompt_version=prompt_version_of(options.method),
         replay_sequence=sequence,
-        packages=package_versions(options.method),
+        packages=package_versions(options.method) + harness_versions(options.task),
         toolbox=toolbox_of(options.task),
         git_revision=git_revision(),
     )

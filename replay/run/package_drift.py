@@ -22,6 +22,17 @@ def drift_notes(manifest: Manifest) -> list[str]:
     manifest written before these versions were recorded holds none: nothing to compare."""
     recorded = {p.name: p.version for p in manifest.packages}
     notes = []
+    if "claude-code" in recorded:  # a harness run: its CLI's prompts and tools are the CLI's
+        from replay.harness.cli import cli_version
+
+        try:
+            now_cli = cli_version().split()[0]
+        except Exception:  # noqa: BLE001 (not installed: the replay itself says so)
+            now_cli = None
+        if now_cli != recorded["claude-code"]:
+            notes.append(f"the run was recorded with Claude Code {recorded['claude-code']}; "
+                         f"{'no CLI is installed' if now_cli is None else f'{now_cli} is'}: its "
+                         "requests may differ, and a replay then misses the cache")
     for name in packages_of(manifest.method):
         then, now = recorded.get(name), installed(name)
         if then is None or then == now:

@@ -131,6 +131,8 @@ def replay(path: str, console: Console) -> int:
             console.print(f"[yellow]note[/]: {escape(note)}", soft_wrap=True)
         if tools:
             rechecked[Role.TOOL] = ToolBackend(tools)
+    if manifest.task.kind is not None:  # a harness: each episode runs again, strictly offline
+        rechecked[Role.TARGET] = models.build_backend(manifest.target)
     with replay_llm(run_dir, rechecked) as llm:
         n, added, final = 0, [], None
         try:

@@ -55,7 +55,7 @@ def trace_converter() -> cattrs.Converter:
     converter.register_unstructure_hook(TaskSpec, make_dict_unstructure_fn(
         TaskSpec, converter, skill=override(omit_if_default=True),
         skill_parts=override(omit_if_default=True), tools=override(omit_if_default=True),
-        max_turns=override(omit_if_default=True)))
+        max_turns=override(omit_if_default=True), kind=override(omit_if_default=True)))
     # a run without tools is written without the key, as before agent episodes existed
     converter.register_unstructure_hook(Manifest, make_dict_unstructure_fn(
         Manifest, converter, toolbox=override(omit_if_default=True)))
@@ -160,6 +160,8 @@ class TaskSpec:
     # An agent task's tools (`--tools`: module:attr, python, bash) and its turn limit
     tools: tuple[str, ...] = field(default=(), converter=tuple)
     max_turns: int | None = None
+    # The target kind when it is not a model's own call (`claude-code`: a harness episode)
+    kind: str | None = None
 
 
 @frozen(kw_only=True)

@@ -241,7 +241,11 @@ def write_skill_folder(skill: AgentSkill, text: str, parent: str | Path, *,
         skill = attrs.evolve(skill, front_matter=front_matter)
     (building / SKILL_FILE).write_text(skill_markdown(skill, text), encoding="utf-8")
     for name, content in (files or {}).items():
-        (building / name).write_text(content, encoding="utf-8")
+        path = building / name
+        path.parent.mkdir(parents=True, exist_ok=True)  # a script the run added
+        path.write_text(content, encoding="utf-8")
+        if name.startswith("scripts/"):
+            path.chmod(0o755)
     if destination.exists():
         shutil.rmtree(destination)
     building.rename(destination)

@@ -31,6 +31,10 @@ from stratune_core.records.parts import SkillParts, part_names, render_parts
 BODY = "body"
 DESCRIPTION = "description"
 REFERENCES = "references"
+SCRIPTS = "scripts"
+# What the optimizer is shown of the scripts: each, and all of them, under these sizes (a
+# folder over them is refused: a script shown cut could not be edited)
+SCRIPT_CHARS, SCRIPTS_CHARS = 8_000, 24_000
 
 
 def check_kinds(kinds: Sequence[str], where: str = "--skill-parts") -> tuple[str, ...]:
@@ -46,6 +50,32 @@ def reference_files(skill: AgentSkill) -> tuple[Path, ...]:
     if not folder.is_dir():
         return ()
     return tuple(sorted(p for p in folder.rglob("*.md") if p.is_file() and not p.is_symlink()))
+
+
+def script_files(skill: AgentSkill) -> tuple[Path, ...]:
+    folder = skill.folder / SCRIPTS
+    if not folder.is_dir():
+        return ()
+    return tuple(sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()))
+
+
+def _scripts(skill: AgentSkill) -> dict[str, str]:
+    files = script_files(skill)
+    if not files:
+        raise SkillFolderError(f"{skill.folder / SCRIPTS}: no scripts to learn; drop `scripts` "
+                               "from --skill-parts")
+    found: dict[str, str] = {}
+    for path in files:
+        text = _reference_text(path).strip("\n")
+        name = path.relative_to(skill.folder).as_posix()
+        if len(text) > SCRIPT_CHARS:
+            raise SkillFolderError(f"{path}: {len(text):,} characters, over the {SCRIPT_CHARS:,} "
+                                   "the optimizer can be shown of one script; split it")
+        found[name] = text
+    if sum(map(len, found.values())) > SCRIPTS_CHARS:
+        raise SkillFolderError(f"{skill.folder / SCRIPTS}: over the {SCRIPTS_CHARS:,} characters "
+                               "of scripts the optimizer can be shown; learn fewer")
+    return found
 
 
 def _reference_text(path: Path) -> str:
@@ -72,6 +102,8 @@ def folder_document(skill: AgentSkill, kinds: Sequence[str]) -> str:
                                    "drop `references` from --skill-parts")
         for path in files:
             parts[path.relative_to(skill.folder).as_posix()] = _reference_text(path).strip("\n")
+    if SCRIPTS in kinds:
+        parts.update(_scripts(skill))
     try:
         return render_parts(parts)
     except ValueError as exc:
@@ -84,7 +116,8 @@ def learned_parts(skill: AgentSkill, kinds: Sequence[str], text: str) -> dict[st
         return {BODY: text}
     parts = SkillParts.read(text)
     expected = part_names(folder_document(skill, kinds))
-    if parts.names != expected:
+    added = tuple(n for n in parts.names if n not in expected and n.startswith(f"{SCRIPTS}/"))
+    if parts.names != expected + added:
         raise SkillFolderError(f"final skill: parts {list(parts.names)} differ from the folder's "
                                f"{list(expected)}")
     return parts.as_dict()
@@ -118,10 +151,11 @@ def write_learned_folder(skill: AgentSkill, kinds: Sequence[str], text: str,
         front = with_description(skill.front_matter, parts[DESCRIPTION])
     files = {}
     for name, part in parts.items():
-        if name.startswith(f"{REFERENCES}/"):
-            original = _reference_text(skill.folder / name)
+        if name.startswith((f"{REFERENCES}/", f"{SCRIPTS}/")):
+            source = skill.folder / name
+            original = _reference_text(source) if source.is_file() else ""
             if part != original.strip("\n"):
-                files[name] = part + ("\n" if original.endswith("\n") else "")
+                files[name] = part + ("\n" if original.endswith("\n") or not original else "")
     return write_skill_folder(skill, parts[BODY], parent, front_matter=front, files=files)
 
 

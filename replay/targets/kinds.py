@@ -18,9 +18,10 @@ from attrs import frozen
 
 from llm_cache.backends.base import Backend
 from llm_cache.records import Role
+from replay.models.extensions import ModelKind
 from replay.rundir.serde import TaskSpec
 from replay.tools.backend import CALL_SECONDS, EPISODE_SECONDS
-from replay.tools.toolset import Toolset, load_toolset
+from replay.tools.toolset import Toolset, check_turns, load_toolset
 from stratune_core.records.task import Task
 from stratune_core.tasks.agent import AgentTask, Toolbox
 
@@ -28,6 +29,7 @@ from stratune_core.tasks.agent import AgentTask, Toolbox
 class TargetKind(enum.StrEnum):
     CALL = "call"
     AGENT = "agent"
+    CLAUDE_CODE = "claude-code"
 
 
 @frozen(kw_only=True)
@@ -38,6 +40,9 @@ class TargetKindEntry:
     applies: Callable[[TaskSpec, str], bool]  # (task spec, target model spec)
     wrap: Callable[[Task, TaskSpec, Toolbox | None], Task]  # the recorded toolbox on replay
     backends: Callable[[TaskSpec], Mapping[Role, Backend]]
+    # the target spec prefix the kind answers (`claude-code:`), with its model kind
+    prefix: str = ""
+    model_kind: Callable[[], ModelKind] | None = None
 
 
 @functools.cache
@@ -51,12 +56,33 @@ def _agent_task(task: Task, spec: TaskSpec, recorded: Toolbox | None) -> Task:
     return AgentTask(base=task, toolbox=box)
 
 
+def _harness_task(task: Task, spec: TaskSpec, recorded: Toolbox | None) -> Task:
+    from replay.harness.task import HarnessTask
+
+    return HarnessTask.of(task, skill_dir=spec.skill, tools=spec.tools,
+                          max_turns=check_turns(spec.max_turns))
+
+
+def _claude_code_kind() -> ModelKind:
+    from replay.harness.spec import KIND
+
+    return KIND
+
+
 TARGET_KINDS: tuple[TargetKindEntry, ...] = (
+    TargetKindEntry(
+        kind=TargetKind.CLAUDE_CODE, label="Claude Code episode",
+        description="an episode of the real Claude Code CLI with the skill folder installed; "
+                    "its API calls through a local proxy and the cache; one execution",
+        applies=lambda spec, target: spec.kind == TargetKind.CLAUDE_CODE.value,
+        wrap=_harness_task, backends=lambda spec: {}, prefix="claude-code",
+        model_kind=_claude_code_kind,
+    ),
     TargetKindEntry(
         kind=TargetKind.AGENT, label="agent episode",
         description="model calls and tool calls until an answer or --max-turns; one "
                     "execution of the budget; every call cached, every tool result recorded",
-        applies=lambda spec, target: bool(spec.tools),
+        applies=lambda spec, target: bool(spec.tools) and spec.kind is None,
         wrap=_agent_task,
         backends=lambda spec: {Role.TOOL: toolset(spec.tools, spec.max_turns).backend(
             call_seconds=CALL_SECONDS, episode_seconds=EPISODE_SECONDS)},
@@ -73,7 +99,21 @@ TARGET_KINDS: tuple[TargetKindEntry, ...] = (
 
 def toolbox_of(spec: TaskSpec) -> Toolbox | None:
     """What the manifest records of an agent task's tools (None: a task without tools)."""
-    return toolset(spec.tools, spec.max_turns).toolbox() if spec.tools else None
+    if kind_of(spec).kind is not TargetKind.AGENT:
+        return None
+    return toolset(spec.tools, spec.max_turns).toolbox()
+
+
+def model_kinds() -> dict[str, ModelKind]:
+    """The built-in model kinds of the target kinds (`claude-code:`), by spec prefix."""
+    return {k.prefix: k.model_kind() for k in TARGET_KINDS if k.model_kind is not None}
+
+
+def kind_for_target(target: str) -> str | None:
+    """The task spec's `kind` for a target spec (None: a model's own call)."""
+    prefix = target.partition(":")[0]
+    found = next((k for k in TARGET_KINDS if k.prefix and k.prefix == prefix), None)
+    return None if found is None else found.kind.value
 
 
 def kind_of(spec: TaskSpec, target: str = "") -> TargetKindEntry:

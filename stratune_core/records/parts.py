@@ -22,6 +22,9 @@ _MARKER = re.compile(rf"^\[\[part: ({_NAME})\]\][ \t]*$", re.M)
 NAME = re.compile(rf"^{_NAME}$")
 
 
+SCRIPTS = "scripts/"  # the parts that are a skill folder's scripts (they may be added)
+
+
 def marker(name: str) -> str:
     return f"[[part: {name}]]"
 
@@ -78,6 +81,12 @@ def check_parts_kept(old: str, new: str) -> str | None:
     """None if `new` has the parts of `old` (same names, same order, nothing before the first
     marker), else what changed, in a few words the history and the repair prompt can show."""
     before, after = SkillParts.read(old), SkillParts.read(new)
+    new_scripts = [n for n in after.names if n not in before.names and n.startswith(SCRIPTS)]
+    if new_scripts and before.names and any(n.startswith(SCRIPTS) for n in before.names) \
+            and [n for n in after.names if n not in new_scripts] == list(before.names) \
+            and after.names[-len(new_scripts):] == tuple(new_scripts):
+        # a skill that learns its scripts may add one, after its other parts
+        after = SkillParts(names=before.names, texts=(), preamble=after.preamble)
     if before.names == after.names:
         if after.names and after.preamble.strip():
             return f"text before the first part marker `{marker(after.names[0])}`"
@@ -87,5 +96,22 @@ def check_parts_kept(old: str, new: str) -> str | None:
     if dropped:
         return f"part `{dropped[0]}` dropped or renamed; keep every `{marker('NAME')}` line"
     if added:
-        return f"part `{added[0]}` added; the skill's parts are fixed"
+        tail = (" (a new script goes after every other part)" if added[0].startswith(SCRIPTS)
+                else "")
+        return f"part `{added[0]}` added; the skill's parts are fixed{tail}"
     return "parts reordered or repeated; keep every part once, in its place"
+
+
+def script_problem(document: str) -> str | None:
+    """The first Python script part (`scripts/*.py`) that does not compile, as one line; None
+    when every one does. Checked before any execution: a script that cannot even be parsed
+    would fail every episode that runs it."""
+    parts = SkillParts.read(document)
+    for name, text in zip(parts.names, parts.texts, strict=True):
+        if not (name.startswith(SCRIPTS) and name.endswith(".py")):
+            continue
+        try:
+            compile(text, name, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            return f"{name}:{exc.lineno}: {exc.msg}"
+    return None

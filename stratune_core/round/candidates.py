@@ -14,7 +14,7 @@ from stratune_core.feedback.execution import Feedback
 from stratune_core.operators.forms import OfferedExample, check_grounding, check_markup_kept
 from stratune_core.operators.patches import PatchError, RawCandidate, apply_patch, rewrite_cap
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
-from stratune_core.records.parts import check_parts_kept
+from stratune_core.records.parts import check_parts_kept, script_problem
 from stratune_core.state.candidate_events import CandidateGenerated, CandidateInvalid
 from stratune_core.state.context import Env
 from stratune_core.state.events import Event, SkillAdded
@@ -101,6 +101,8 @@ def check_candidate(
         return Refused(reason=exc.reason, detail=exc.detail)
     if (changed := check_parts_kept(parent, text)) is not None:
         return Refused(reason=Reason.PARTS_CHANGED, detail=changed)
+    if (broken := script_problem(text)) is not None:
+        return Refused(reason=Reason.SCRIPT_SYNTAX, detail=broken)
     if form is Form.F4 and (missing := check_markup_kept(parent, text, markup)) is not None:
         return Refused(reason=Reason.FORMAT_CHANGED, detail=missing)
     used: frozenset[str] = frozenset()
