@@ -24,13 +24,27 @@ from stratune_core.records.errors import ConfigError
 from stratune_core.records.task import Task
 
 # the extension door is part of this module's surface (`models.using(...)`), defined apart
-__all__ = ["Extensions", "ModelKind", "active", "backends", "build_backend", "canonical_model",
+__all__ = ["PROGRAM_MODELS", "Extensions", "ModelKind", "active", "backends", "build_backend",
+           "canonical_model",
            "check_buildable", "load_task", "using"]
+
+
+def _run_by_its_program(body: str) -> Backend:
+    raise ConfigError(f"model spec 'mlflow:{body}': the predict_fn of an MLflow "
+                      "optimize_prompts call; only stratune.mlflow.StraTuneOptimizer, inside that "
+                      "call, runs it (a recorded run replays with `stratune replay`)")
+
+
+# Targets that are a function of the user's program (an optimize_prompts call's predict_fn): a
+# run names them, so `replay` and `view` read it; only the program holding the function calls
+# it, through the backend its bridge makes active (`Extensions`, looked up first).
+PROGRAM_MODELS = {"mlflow": ModelKind(canonical=lambda body: f"mlflow:{body}",
+                                      backend=_run_by_its_program)}
 
 
 def _kind(spec: str) -> tuple[ModelKind, str] | None:
     prefix, sep, body = spec.partition(":")
-    kind = active().models.get(prefix) if sep else None
+    kind = (active().models.get(prefix) or PROGRAM_MODELS.get(prefix)) if sep else None
     return None if kind is None else (kind, body)
 
 

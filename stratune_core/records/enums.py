@@ -52,6 +52,7 @@ class Reason(enum.Enum):
     UNGROUNDED_EXAMPLE = "ungrounded_example"
     FORMAT_CHANGED = "format_changed"
     PARTS_CHANGED = "parts_changed"  # a multi-part skill's candidate dropped, added or moved a part
+    PLACEHOLDER_DROPPED = "placeholder_dropped"  # a template's placeholder is gone (`TaskInfo`)
     REWRITE_TOO_LONG = "rewrite_too_long"
     UNCHANGED = "unchanged"
     DUPLICATE = "duplicate"
