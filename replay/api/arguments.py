@@ -13,6 +13,7 @@ import attrs
 from attrs import frozen
 
 from replay.api.data_task import DataTask, Row, ScorerArg
+from replay.bridges.specs import normalized
 from replay.models import specs as models
 from replay.run.method_options import method_from_args
 from replay.run.options import RunOptions, parse_budget
@@ -183,5 +184,6 @@ def _task_spec(task: str | Path, scorer: ScorerArg | None, placement: str, limit
     path = Path(text).expanduser() if isinstance(task, Path) else custom_path(text)
     if path is not None and (text.endswith(".jsonl") or path.is_dir()):
         text = str(path.resolve())  # as the command line stores it
+    text = normalized(text)
     assert scorer is None or isinstance(scorer, str)
     return TaskSpec(spec=text, scorer=scorer, placement=placement, limit=limit, skill=skill)

@@ -22,7 +22,7 @@ from replay.api.results import OptimizeResult, Update
 from replay.api.runs import load_run
 from replay.models import specs as models
 from replay.run import runner
-from replay.run.hooks import TrainHooks
+from replay.run.hooks import RoundObserver, TrainHooks
 from replay.skills.agent_skill import learned_folder
 from replay.stops import flags as controls
 from stratune_core.state.events import Event
@@ -54,20 +54,35 @@ class _Recorder:
 
 
 def _train(prepared: Prepared, out: Path, console: Console, recorder: _Recorder, *,
-           concurrency: int, test_eval: bool, max_cost: float | str | None = None,
-           timeout: float | str | None = None) -> OptimizeResult:
+           concurrency: int, test_split: str | None, max_cost: float | str | None = None,
+           timeout: float | str | None = None,
+           observers: Sequence[RoundObserver] = ()) -> OptimizeResult:
     with raised_as_errors(), models.using(prepared.extensions):
         # the command's stop controls: --max-cost, --timeout, and the STOP file
         flags = argparse.Namespace(out=str(out), mlflow=None, mlflow_experiment=None,
                                    max_cost=None if max_cost is None else str(max_cost),
                                    timeout=None if timeout is None else str(timeout))
         stops = controls.for_train(flags).hooks
+        hooks = TrainHooks(gate=stops.gate, observers=(recorder, *observers, *stops.observers))
         code = runner.train(prepared.options, str(out), console, concurrency=concurrency,
-                            test_split="test" if test_eval else None,
-                            hooks=TrainHooks(gate=stops.gate,
-                                             observers=(recorder, *stops.observers)))
+                            test_split=test_split, hooks=hooks)
         raise_for(code, console)
         return OptimizeResult.of(load_run(out), learned_folder(prepared.skill, out))
+
+
+def train_prepared(prepared: Prepared, out: str | Path, *, progress: bool | None = None,
+                   concurrency: int = 8, test_split: str | None = None,
+                   max_cost: float | str | None = None, timeout: float | str | None = None,
+                   observers: Sequence[RoundObserver] = ()) -> OptimizeResult:
+    """`optimize` on arguments `prepare` already checked, for a bridge to another framework
+    (`replay/bridges/`): its own round `observers`, and `test_split` scored after the run
+    (outside the budget, as `test_eval` scores the test split)."""
+    with raised_as_errors():
+        whole("concurrency", concurrency, 1)
+    path = Path(out).expanduser()
+    return _train(prepared, path, console_for(progress), _Recorder(prepared),
+                  concurrency=concurrency, test_split=test_split, max_cost=max_cost,
+                  timeout=timeout, observers=observers)
 
 
 def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
@@ -107,7 +122,7 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
     path = Path(out).expanduser()
     recorder = _Recorder(prepared)
     return _train(prepared, path, console_for(progress), recorder, concurrency=concurrency,
-                  test_eval=test_eval, max_cost=max_cost, timeout=timeout)
+                  test_split="test" if test_eval else None, max_cost=max_cost, timeout=timeout)
 
 
 def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
@@ -139,7 +154,7 @@ def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
     def work() -> None:
         try:
             done["result"] = _train(prepared, path, console, recorder, concurrency=concurrency,
-                                    test_eval=test_eval)
+                                    test_split="test" if test_eval else None)
         except BaseException as exc:  # handed to the caller's thread
             done["error"] = exc
         finally:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from replay.bridges.specs import normalized
 from replay.input_files import resolved
 from replay.stops import flags as controls
 from replay.stops.hard_timeout import Watchdog
@@ -63,6 +64,8 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
     if path is not None:
         # Stored absolute, so `replay` and `view` work from any directory.
         spec = str(resolved(path, "--task"))
+    spec = normalized(spec, input_col=getattr(args, "input_col", None),
+                      expected_col=getattr(args, "expected_col", None))
     skill = getattr(args, "skill_dir", None)  # evaluate's --skill is the skill it scores
     if "skill_dir" in args and skill is None and args.skill_parts:
         raise StraTuneError("--skill-parts: learns parts of an Agent Skills folder; give the "
@@ -198,6 +201,27 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 def serve_hint(out: str | Path) -> str:
     """The line `train` and `grid` print first: how to watch the run in a browser."""
     return f"live page: stratune serve {shlex.quote(str(out))}"
+
+
+def cmd_optimize_prompts(args: argparse.Namespace, console: Console) -> int:
+    try:
+        from replay.bridges import mlflow_command
+    except ImportError:
+        raise StraTuneError("optimize-prompts needs MLflow >= 3.18: pip install "
+                            "'stratune[mlflow]'") from None
+    return mlflow_command.run(args, console)
+
+
+def cmd_export_inspect(args: argparse.Namespace, console: Console) -> int:
+    try:
+        from replay.bridges.inspect_export import export
+    except ImportError:
+        raise StraTuneError("export-inspect needs inspect_ai: pip install 'stratune[inspect]'") \
+            from None
+    path, name = export(args.dir, args.output)
+    console.print(f"written: {escape(str(path))}; run it with: inspect eval "
+                  f"{escape(str(path))}@{name} --model ...", soft_wrap=True)
+    return 0
 
 
 def cmd_demo(args: argparse.Namespace, console: Console) -> int:

@@ -41,6 +41,18 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "stratune serve runs/orders                 # http://127.0.0.1:8049/, live",
         "stratune serve runs/example-grid --port 0  # a free port",
     ),
+    "optimize-prompts": (
+        "stratune optimize-prompts --prompt prompts:/qa/1 --predict app:predict \\\n"
+        "      --data qa.jsonl --scorer app:exact --tracking-uri sqlite:///mlflow.db \\\n"
+        "      --optimizer anthropic:claude-sonnet-4-6 --out runs/qa",
+        "stratune optimize-prompts --prompt prompts:/qa/1 --prompt prompts:/style/2 \\\n"
+        "      --predict app:predict --data qa.jsonl --scorer app:exact \\\n"
+        "      --optimizer anthropic:claude-sonnet-4-6 --out runs/qa2 --budget 4x",
+    ),
+    "export-inspect": (
+        "stratune export-inspect runs/capitals",
+        "stratune export-inspect runs/capitals --output evals/capitals_learned.py",
+    ),
     "demo": (
         "stratune demo",
         "stratune demo --live --out runs/demo-live",

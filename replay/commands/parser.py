@@ -38,12 +38,16 @@ class _Parser(argparse.ArgumentParser):
 def _task_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True,
                    help=TASK_HELP)
-    p.add_argument("--scorer", help="custom tasks: exact | regex | choice | anls | "
+    p.add_argument("--scorer", help="custom and hf: tasks: exact | regex | choice | anls | "
                                     "numeric | module:function")
     p.add_argument("--placement", default="system", choices=[p.value for p in Placement],
                    help="where the skill goes in the target's prompt: the system prompt, or "
                         "before / after the sample in the user turn (default: system)")
     p.add_argument("--limit", type=at_least(1), help="keep the first N samples of each split")
+    p.add_argument("--input-col", metavar="COL",
+                   help="hf: tasks: the column the target answers (default: input)")
+    p.add_argument("--expected-col", metavar="COL",
+                   help="hf: tasks: the column of expected answers (default: expected)")
     p.add_argument("--data", "--data-dir", dest="data_dir", metavar="DIR",
                    help="benchmark data directory (default: $STRATUNE_DATA)")
     p.add_argument("--tools", metavar="SPEC",
@@ -144,6 +148,32 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to listen on (default 127.0.0.1, this machine "
                                       "only; another address lets others read the run)")
     serve.set_defaults(func=handlers.cmd_serve)
+    op = sub.add_parser("optimize-prompts", help="MLflow's optimize_prompts with StraTune as "
+                        "its optimizer; the new versions go to the Prompt Registry")
+    op.add_argument("--prompt", action="append", required=True, metavar="URI",
+                    help="a registered prompt, prompts:/NAME/VERSION (repeat for several)")
+    op.add_argument("--predict", required=True, metavar="MODULE:FN",
+                    help="the predict_fn, which formats the prompts and calls your model")
+    op.add_argument("--data", required=True, metavar="FILE.jsonl",
+                    help="train data: one {\"inputs\": {...}, \"outputs\": ...} a line")
+    op.add_argument("--scorer", action="append", required=True, metavar="MODULE:NAME",
+                    help="an MLflow scorer (repeat for several)")
+    op.add_argument("--aggregation", metavar="MODULE:FN", help="scores -> one number in [0, 1]")
+    op.add_argument("--tracking-uri", help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)")
+    op.add_argument("--experiment", default="stratune", help="MLflow experiment (stratune)")
+    op.add_argument("--optimizer", required=True, help="optimizer model spec")
+    op.add_argument("--out", required=True, type=directory, help="run directory (rerun to resume)")
+    op.add_argument("--budget", help="N executions, or Kx for K per record (default 6x)")
+    op.add_argument("--seed", type=int, default=0)
+    op.add_argument("--concurrency", type=at_least(1), default=8)
+    op.add_argument("--max-cost", metavar="USD", help="stop before the paid cost passes USD")
+    op.add_argument("--timeout", help="stop after DURATION (90s, 30m, 2h)")
+    op.set_defaults(func=handlers.cmd_optimize_prompts)
+    ex = sub.add_parser("export-inspect", help="write a run's learned skill on an Inspect task "
+                        "as an Inspect task file, for inspect eval")
+    ex.add_argument("dir", help="the run directory (its task: inspect:FILE.py@TASK)")
+    ex.add_argument("--output", help="the task file to write (default: TASK_stratune.py here)")
+    ex.set_defaults(func=handlers.cmd_export_inspect)
     demo = sub.add_parser("demo", help="replay the bundled demo run offline and show it")
     demo.add_argument("--trace", help="trace directory (default: traces/demo)")
     demo.add_argument("--live", action="store_true",

@@ -25,16 +25,31 @@ from stratune_core.records.task import Task
 from stratune_core.tasks.agent import Toolbox
 
 # the extension door is part of this module's surface (`models.using(...)`), defined apart
-__all__ = ["Extensions", "ModelKind", "active", "backends", "build_backend", "canonical_model",
+__all__ = ["PROGRAM_MODELS", "Extensions", "ModelKind", "active", "backends", "build_backend",
+           "canonical_model",
            "check_buildable", "load_task", "using"]
 
 
+def _run_by_its_program(body: str) -> Backend:
+    raise ConfigError(f"model spec 'mlflow:{body}': the predict_fn of an MLflow "
+                      "optimize_prompts call; only stratune.mlflow.StraTuneOptimizer, inside that "
+                      "call, runs it (a recorded run replays with `stratune replay`)")
+
+
+# Targets that are a function of the user's program (an optimize_prompts call's predict_fn): a
+# run names them, so `replay` and `view` read it; only the program holding the function calls
+# it, through the backend its bridge makes active (`Extensions`, looked up first).
+PROGRAM_MODELS = {"mlflow": ModelKind(canonical=lambda body: f"mlflow:{body}",
+                                      backend=_run_by_its_program)}
+
+
 def _kind(spec: str) -> tuple[ModelKind, str] | None:
-    """A program's own model kind, else a built-in one (a target kind's, `claude-code:`)."""
+    """A program's own model kind, else a built-in one: a program's function (`mlflow:`) or a
+    target kind's (`claude-code:`)."""
     prefix, sep, body = spec.partition(":")
     if not sep:
         return None
-    kind = active().models.get(prefix)
+    kind = active().models.get(prefix) or PROGRAM_MODELS.get(prefix)
     if kind is None:
         from replay.targets.kinds import model_kinds
 

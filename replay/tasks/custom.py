@@ -45,7 +45,8 @@ DEFAULT_SKILL = "Complete the task. Put the final answer inside <answer>...</ans
 SPLITS = ("train", "test")
 
 
-def _import(module_name: str) -> object:
+def import_module(module_name: str) -> object:
+    """`module_name`, imported also from the current directory (a `module:function` flag)."""
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -67,7 +68,7 @@ def resolve_scorer(spec: str) -> Scorer:
                               "stratune.replay(DIR, scorer=...), or move the function into a "
                               "module")
         try:
-            fn = getattr(_import(module_name), attr)
+            fn = getattr(import_module(module_name), attr)
         except (ImportError, AttributeError) as exc:
             raise ConfigError(f"scorer: cannot load {spec!r} ({exc}); give module:function "
                               "importable from the current directory") from None
@@ -186,8 +187,8 @@ def load(spec: str | Path, *, scorer: str | Scorer | None = None, placement: str
     if skill is not None and not skill.strip():
         raise TaskDataError(f"{skill_file}:1: initial skill: empty (only white space); write "
                             "the skill, or delete the file for the generic one")
-    return _task(path, parts, chosen, skill, placement=placement, limit=limit,
-                 name=name or (path.name if path.is_dir() else path.stem), max_tokens=max_tokens)
+    return task_of(path, parts, chosen, skill, placement=placement, limit=limit,
+                   name=name or (path.name if path.is_dir() else path.stem), max_tokens=max_tokens)
 
 
 def load_rows(folder: Path, rows: dict[str, list[tuple[int, Any]]], *, scorer: Scorer,
@@ -196,8 +197,8 @@ def load_rows(folder: Path, rows: dict[str, list[tuple[int, Any]]], *, scorer: S
     """The task that `load(folder)` reads once `rows` are written there as train.jsonl and
     test.jsonl (and `initial_skill` as initial_skill.txt), built without the files."""
     parts = {s: samples_of(rows[s], folder / f"{s}.jsonl", scorer, s)[s] for s in SPLITS}
-    return _task(folder, parts, scorer, initial_skill, placement=placement, limit=limit,
-                 name=folder.name, max_tokens=1024)
+    return task_of(folder, parts, scorer, initial_skill, placement=placement, limit=limit,
+                   name=folder.name, max_tokens=1024)
 
 
 def _non_empty(parts: dict[str, list[Sample]], split: str, where: Path) -> None:
@@ -206,8 +207,9 @@ def _non_empty(parts: dict[str, list[Sample]], split: str, where: Path) -> None:
                             f"{split} line")
 
 
-def _task(path: Path, parts: dict[str, list[Sample]], scorer: Scorer, skill: str | None, *,
-          placement: str, limit: int | None, name: str, max_tokens: int) -> CustomTask:
+def task_of(path: Path, parts: dict[str, list[Sample]], scorer: Scorer, skill: str | None, *,
+            placement: str, limit: int | None, name: str, max_tokens: int) -> CustomTask:
+    """The task of samples already read by split (also a dataset's rows: `hf:` tasks)."""
     where = path / "train.jsonl" if path.is_dir() or not path.suffix else path
     _non_empty(parts, "train", where)
     task = CustomTask(

@@ -2,10 +2,11 @@
 
 spec: `livemath` (or `livemath_opus`: its presets for the Opus setting), `docvqa`, `mind2web`,
 `spreadsheetbench` (read from `data_dir`, default env STRATUNE_DATA), `demo` and `dates`
-(bundled),
-`reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`, or a path to a custom task (`.jsonl`
-file or a directory with train.jsonl/test.jsonl; see `replay.tasks.custom`; a folder named like
-a built-in task is `./<name>`). `limit` keeps the first `limit` samples of each split.
+(bundled), `reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`, another framework's task
+(`inspect:FILE.py@TASK`, `hf:PATH`, `mlflow:FOLDER`: `replay.bridges.specs`), or a path to a
+custom task (`.jsonl` file or a directory with train.jsonl/test.jsonl; see
+`replay.tasks.custom`; a folder named like a built-in task is `./<name>`). `limit` keeps the
+first `limit` samples of each split.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from attrs import frozen
 
+from replay.bridges import specs as bridges
 from replay.tasks import bundled, custom, reasoning_gym
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.task import Task
@@ -56,10 +58,10 @@ BENCHMARKS: Mapping[str, Benchmark] = {
     "spreadsheetbench": Benchmark(loader="replay.tasks.spreadsheet:load",
                                   presets=lambda _profile: {}, label="SpreadsheetBench"),
 }
-OTHERS = ("reasoning-gym:<dataset>", "<path>.jsonl", "<dir>")
+OTHERS = ("reasoning-gym:<dataset>", "inspect:FILE.py@TASK", "hf:PATH", "<path>.jsonl", "<dir>")
 NAMES = (*bundled.BUNDLED, *BENCHMARKS, *OTHERS)
-TASK_HELP = " | ".join((*bundled.BUNDLED, *BENCHMARKS, "reasoning-gym:<name>")) + \
-    " | PATH to a custom JSONL task"
+TASK_HELP = " | ".join((*bundled.BUNDLED, *BENCHMARKS, "reasoning-gym:<name>",
+                        "inspect:FILE.py@TASK", "hf:PATH")) + " | PATH to a custom JSONL task"
 # the benchmarks' names in compare's tables, in the paper's order
 DATASETS = {name: b.label for name, b in BENCHMARKS.items() if b.label is not None}
 
@@ -74,6 +76,17 @@ def load_task(
 ) -> Task:
     if limit is not None and limit < 1:
         raise ConfigError(f"limit: must be >= 1, got {limit}; give --limit 1 or more")
+    if (kind := bridges.kind_of(spec)) is not None:  # another framework's task
+        if scorer is not None and kind != bridges.HF:
+            raise ConfigError(f"scorer: a {kind} task is scored by its own scorer; drop "
+                              "--scorer")
+        module, _, name = bridges.LOADERS[kind].partition(":")
+        try:
+            task: Task = getattr(importlib.import_module(module), name)(
+                spec, scorer=scorer, placement=placement, limit=limit)
+        except ModuleNotFoundError as exc:
+            raise bridges.missing(kind, exc) from None
+        return task
     if ("/" in spec or spec.endswith(".jsonl")) and not Path(spec).expanduser().exists():
         raise ConfigError(f"task: {spec} not found; give a custom task's JSONL file or "
                           f"directory, or one of {', '.join(NAMES)}")
@@ -102,7 +115,7 @@ def custom_path(spec: str) -> Path | None:
     """The custom task `spec` names (a .jsonl file or a folder), or None for a named task. A
     built-in task's name is never read as a path: `demo` is the bundled task even where the
     working directory holds a folder `demo`, which `./demo` names."""
-    if spec in BUILT_IN:
+    if spec in BUILT_IN or bridges.kind_of(spec) is not None:
         return None
     path = Path(spec).expanduser()
     return path if spec.endswith(".jsonl") or path.is_dir() else None

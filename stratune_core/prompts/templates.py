@@ -37,7 +37,7 @@ from stratune_core.prompts.history import (
 )
 from stratune_core.prompts.prep_prompt import Preparation
 from stratune_core.records.enums import Form, Strategy
-from stratune_core.records.parts import marker, part_names
+from stratune_core.records.parts import Placeholders, marker, part_names
 from stratune_core.state.history import History
 
 # The version of every optimizer prompt's wording and layout, written into each run's manifest.
@@ -125,6 +125,17 @@ def parts_rule(skill_text: str) -> str | None:
             f"`{marker('NAME')}` line and used in a different place: keep every such line as it "
             "is and where it is, revise the text under it, and put each rule in the part it "
             "applies to.")
+
+
+def placeholders_rule(placeholders: Placeholders) -> str | None:
+    """What a revision must keep of a template (`TaskInfo.placeholders`); None for a skill
+    without placeholders, whose prompts stay as they were."""
+    named = [f"`{p}`" + (f" (part `{name}`)" if name else "")
+             for name, pieces in placeholders for p in pieces]
+    if not named:
+        return None
+    return (f"The skill is a template: {', '.join(named)} {'is' if len(named) == 1 else 'are'} "
+            "filled in with each input. Keep every placeholder exactly as written, in its part.")
 
 
 def render_refinement(ref: Refinement) -> str:
@@ -235,9 +246,10 @@ def generation_prompt(
     intermediate: bool = False,
     draw: tuple[int, int] | None = None,
     markup: Sequence[str] = (),
+    placeholders: Placeholders = (),
 ) -> str:
     """I1 (several forms allowed), I2 (one form on s~) and I3 (one form, draw k of K); `markup`:
-    the answer markup the task's scorer parses (`TaskInfo.answer_markup`)."""
+    the answer markup the task's scorer parses, `placeholders` a template's (`TaskInfo`)."""
     which = "intermediate skill" if intermediate else "current skill"
     with_examples = Form.F2 in forms
     form_menu = "\n".join(f"- {f.value}: {FORM_DESCRIPTIONS[f]}" for f in forms)
@@ -263,8 +275,7 @@ def generation_prompt(
         markup_rule(markup),
         "Old and anchor texts must be copied exactly from the skill.",
     ]
-    if (kept := parts_rule(skill_text)) is not None:
-        rules.append(kept)
+    rules += [r for r in (parts_rule(skill_text), placeholders_rule(placeholders)) if r]
     if with_examples:
         rules.append(
             "F2 examples must be copied verbatim, one line each, from the solved samples listed "

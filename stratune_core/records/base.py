@@ -64,6 +64,11 @@ def _nested(values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> tuple[tupl
     return tuple((name, _pairs(preset)) for name, preset in _pairs(values))
 
 
+def _by_part(values: Mapping[str, Iterable[str]] | Iterable[tuple[str, Iterable[str]]],
+             ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((name, tuple(pieces)) for name, pieces in dict(values).items())
+
+
 @frozen(kw_only=True)
 class TaskInfo:
     """Static facts about a task that the rules need.
@@ -91,6 +96,10 @@ class TaskInfo:
     tools: tuple[ToolSpec, ...] = field(default=(), converter=tuple)
     # How much of an execution's output the optimizer sees (an episode's trajectory: more)
     output_chars: int = 400
+    # Text every revision keeps, by part ("" for a one-part skill): the placeholders a template
+    # is filled in through (an MLflow prompt's `{{question}}`, an Inspect system message's
+    # `{topic}`). A candidate that drops one would lose that input, so it is refused unexecuted.
+    placeholders: tuple[tuple[str, tuple[str, ...]], ...] = field(default=(), converter=_by_part)
 
     def preset_for(self, profile: str) -> dict[str, Any]:
         return preset_for(self.preset, self.profile_presets, profile)

@@ -53,6 +53,7 @@ class Reason(enum.Enum):
     FORMAT_CHANGED = "format_changed"
     PARTS_CHANGED = "parts_changed"  # a multi-part skill's candidate dropped, added or moved a part
     SCRIPT_SYNTAX = "script_syntax"  # a learned script that does not parse
+    PLACEHOLDER_DROPPED = "placeholder_dropped"  # a template's placeholder is gone (`TaskInfo`)
     REWRITE_TOO_LONG = "rewrite_too_long"
     UNCHANGED = "unchanged"
     DUPLICATE = "duplicate"

@@ -115,3 +115,22 @@ def script_problem(document: str) -> str | None:
         except SyntaxError as exc:
             return f"{name}:{exc.lineno}: {exc.msg}"
     return None
+
+
+Placeholders = tuple[tuple[str, tuple[str, ...]], ...]  # part name ("" for the whole) -> texts
+
+
+def check_placeholders_kept(document: str, placeholders: Placeholders) -> str | None:
+    """None if each part of `document` still holds the placeholders `placeholders` names for
+    it (`TaskInfo.placeholders`), else the first one missing, in a few words. A part that is
+    gone is `check_parts_kept`'s to report."""
+    parts = SkillParts.read(document)
+    texts = parts.as_dict() if parts.names else {"": document}
+    for name, pieces in placeholders:
+        text = texts.get(name)
+        for piece in () if text is None else pieces:
+            if piece not in text:
+                where = f" from part `{name}`" if name else ""
+                return (f"placeholder `{piece}` dropped{where}; it is filled in with each input, "
+                        "keep it as written")
+    return None

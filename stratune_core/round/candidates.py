@@ -1,8 +1,8 @@
 """From an optimizer's raw candidate to a registered candidate skill, checked before any budget
 is spent: the form (the requested one when only one was requested), the patch applies, F2
-examples are grounded in offered solved samples, the parts of a multi-part skill are kept, F4
-keeps the task's answer markup. A failed
-check is recorded as an invalid outcome in the history."""
+examples are grounded in offered solved samples, the parts of a multi-part skill and the task's
+template placeholders are kept, F4 keeps the task's answer markup. A failed check is recorded
+as an invalid outcome in the history."""
 
 from __future__ import annotations
 
@@ -14,7 +14,12 @@ from stratune_core.feedback.execution import Feedback
 from stratune_core.operators.forms import OfferedExample, check_grounding, check_markup_kept
 from stratune_core.operators.patches import PatchError, RawCandidate, apply_patch, rewrite_cap
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
-from stratune_core.records.parts import check_parts_kept, script_problem
+from stratune_core.records.parts import (
+    Placeholders,
+    check_parts_kept,
+    check_placeholders_kept,
+    script_problem,
+)
 from stratune_core.state.candidate_events import CandidateGenerated, CandidateInvalid
 from stratune_core.state.context import Env
 from stratune_core.state.events import Event, SkillAdded
@@ -78,11 +83,12 @@ def check_candidate(
     rewrite_factor: int,
     rewrite_slack_chars: int,
     markup: Sequence[str] = (),
+    placeholders: Placeholders = (),
 ) -> Checked | Refused:
     """The checks of a candidate judged as `form` (`resolve_form`), before any budget is
     spent: it parsed, its form was requested, F4 rewrites and the others edit, the patch
     applies, a skill of several parts keeps them, F4 keeps the task's answer `markup` and F2
-    adds only offered example lines."""
+    adds only offered example lines; every form keeps the task's template placeholders."""
     if raw.patch is None:
         return Refused(reason=Reason.UNPARSEABLE, detail=raw.error or "no patch")
     if form is None or form not in forms:
@@ -103,6 +109,8 @@ def check_candidate(
         return Refused(reason=Reason.PARTS_CHANGED, detail=changed)
     if (broken := script_problem(text)) is not None:
         return Refused(reason=Reason.SCRIPT_SYNTAX, detail=broken)
+    if (dropped := check_placeholders_kept(text, placeholders)) is not None:
+        return Refused(reason=Reason.PLACEHOLDER_DROPPED, detail=dropped)
     if form is Form.F4 and (missing := check_markup_kept(parent, text, markup)) is not None:
         return Refused(reason=Reason.FORMAT_CHANGED, detail=missing)
     used: frozenset[str] = frozenset()
@@ -131,6 +139,7 @@ def prepare_candidate(
         raw, form, forms=forms, parent=state.text(parent_id), examples=feedback.examples,
         max_edits=cfg.max_edits, rewrite_factor=cfg.rewrite_factor,
         rewrite_slack_chars=cfg.rewrite_slack_chars, markup=env.answer_markup,
+        placeholders=env.placeholders,
     )
     if isinstance(checked, Refused):
         return _invalid(state, strategy, form, checked.reason, checked.detail, draw)

@@ -34,7 +34,7 @@ from stratune_core.records.base import Execution
 from stratune_core.records.enums import Form, Strategy
 from stratune_core.records.method_events import GeneratorProposed
 from stratune_core.records.method_spec import Generator, GepaMethod, SkillOptMethod
-from stratune_core.records.parts import check_parts_kept
+from stratune_core.records.parts import check_parts_kept, check_placeholders_kept
 from stratune_core.round.candidate_eval import Submission, evaluate_candidate
 from stratune_core.state.candidate_events import CandidateGenerated
 from stratune_core.state.context import Env
@@ -69,6 +69,8 @@ def hybrid_generation(state: State, env: Env, rng: np.random.Generator) -> Resul
         return nothing(made.detail)
     if (changed := check_parts_kept(state.current_text, made.text)) is not None:
         return nothing(changed)
+    if (dropped := check_placeholders_kept(made.text, env.placeholders)) is not None:
+        return nothing(dropped)
     state, cid, is_new = state.with_skill(made.text, parent)
     if not is_new:
         return nothing("the current skill unchanged" if cid == parent

@@ -78,7 +78,8 @@ def salvage(state: State, env: Env, rng: np.random.Generator) -> tuple[State, tu
         )
         prompt = salvage_prompt(skill_text=state.current_text, donor_text=state.text(donor),
                                 rescues=shown, donor_entry=_last_entry(state, donor),
-                                budget=generation_budget(env), markup=env.answer_markup)
+                                budget=generation_budget(env), markup=env.answer_markup,
+                                placeholders=env.placeholders)
         (raws,) = generate(env, [(prompt, 0)])
         prepared = None
         if raws:

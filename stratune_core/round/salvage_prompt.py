@@ -15,8 +15,14 @@ from collections.abc import Sequence
 from stratune_core.feedback.execution import Feedback
 from stratune_core.prompts.budget import KEEP_FAILURES, Part, fit
 from stratune_core.prompts.feedback import failure_item
-from stratune_core.prompts.templates import markup_rule, parts_rule, patch_format
+from stratune_core.prompts.templates import (
+    markup_rule,
+    parts_rule,
+    patch_format,
+    placeholders_rule,
+)
 from stratune_core.records.enums import Form
+from stratune_core.records.parts import Placeholders
 from stratune_core.state.history import HistoryEntry
 
 MERGE_EDITS = 4
@@ -33,11 +39,11 @@ def _verdict(entry: HistoryEntry | None) -> list[Part]:
 
 def salvage_prompt(*, skill_text: str, donor_text: str, rescues: Feedback,
                    donor_entry: HistoryEntry | None, budget: int,
-                   markup: Sequence[str] = ()) -> str:
+                   markup: Sequence[str] = (), placeholders: Placeholders = ()) -> str:
     """`rescues`: the current skill's failures on the samples the donor solves; `markup`: the
-    answer markup the task's scorer parses."""
-    kept = parts_rule(skill_text)
-    parts_line = "" if kept is None else f"\n- {kept}"
+    answer markup the task's scorer parses; `placeholders`: a template's (`TaskInfo`)."""
+    kept = [r for r in (parts_rule(skill_text), placeholders_rule(placeholders)) if r]
+    parts_line = "".join(f"\n- {rule}" for rule in kept)
     parts = [
         Part(text=f"## The current skill\n<skill>\n{skill_text}\n</skill>"),
         Part(text="## A donor skill\nAnother skill tried in this run. It solves training "

@@ -79,7 +79,7 @@ def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: Op
     prompt = generation_prompt(
         skill_text=state.current_text, feedback=fb, forms=forms, n_candidates=n,
         max_edits=env.config.max_edits, preparation=prep, budget=generation_budget(env),
-        markup=env.answer_markup,
+        markup=env.answer_markup, placeholders=env.placeholders,
     )
     (raws,) = generate(env, [(prompt, 0)])
     trail = Trail(state, list(prepared))
@@ -164,7 +164,7 @@ def _ranked_draft(trail: Trail, env: Env, base: str, fb: Feedback,
     prompt = generation_prompt(
         skill_text=trail.state.text(base), feedback=fb, forms=(form,), n_candidates=1,
         max_edits=env.config.max_edits, intermediate=True, preparation=prep,
-        budget=generation_budget(env), markup=env.answer_markup,
+        budget=generation_budget(env), markup=env.answer_markup, placeholders=env.placeholders,
     )
     (raws,) = generate(env, [(prompt, 0)])
     if not raws:
@@ -250,7 +250,7 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
         (generation_prompt(
             skill_text=state.current_text, feedback=fb, forms=forms, n_candidates=1,
             max_edits=cfg.max_edits, draw=(k, cfg.i3_k), preparation=prep,
-            budget=generation_budget(env), markup=env.answer_markup,
+            budget=generation_budget(env), markup=env.answer_markup, placeholders=env.placeholders,
         ), k)
         for k in range(cfg.i3_k)
     ]

@@ -12,6 +12,7 @@ from stratune_core.config.shape import RunShape, run_shape
 from stratune_core.records.base import Sample
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_spec import Generator
+from stratune_core.records.parts import Placeholders
 from stratune_core.records.task import Task
 
 
@@ -29,6 +30,7 @@ class Env:
     # Table 4's hybrids: another method's candidate generation in StraTune's rounds
     generator: Generator | None = None
     answer_markup: tuple[str, ...] = ()  # what the task's scorer parses (`TaskInfo`)
+    placeholders: Placeholders = ()  # what every revision keeps, by part (`TaskInfo`)
 
     @classmethod
     def build(cls, config: Config, task: Task, llm: LLM,
@@ -48,4 +50,5 @@ class Env:
             shape=run_shape(config, len(train)),
             generator=generator,
             answer_markup=info.answer_markup,
+            placeholders=info.placeholders,
         )
