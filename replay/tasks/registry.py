@@ -1,8 +1,8 @@
 """`load_task(spec)`: the one entry point the CLI and the runner use to get a `Task`.
 
 spec: `livemath` (or `livemath_opus`: its presets for the Opus setting), `docvqa`, `mind2web`,
-`spreadsheetbench` (read from `data_dir`, default env STRATUNE_DATA), `demo` and `dates`
-(bundled),
+`spreadsheetbench` (read from `data_dir`, default env STRATUNE_DATA), `demo`, `dates`,
+`codes` and `ledger` (bundled),
 `reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`, or a path to a custom task (`.jsonl`
 file or a directory with train.jsonl/test.jsonl; see `replay.tasks.custom`; a folder named like
 a built-in task is `./<name>`). `limit` keeps the first `limit` samples of each split.
