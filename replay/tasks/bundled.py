@@ -1,9 +1,12 @@
 """The bundled tasks (`replay/data/<name>/`): custom tasks shipped with the package.
 
 `demo`: values from short business documents, scored with ANLS. `dates`: one date per
-sentence, written as YYYY-MM-DD, scored by exact match. `stock`: a shop's stock levels and
-prices, which only its inventory tools know (an agent task: `TOOLS`), scored numerically. Short replies are all either needs, so
-`max_tokens` is small to keep CPU-only runs quick.
+sentence, written as YYYY-MM-DD. `codes`: a product description's category code, from a closed
+set of codes only the feedback reveals. `ledger`: a messy payment line rewritten as one
+canonical line, a procedure of several normalizations. These three are scored by exact match.
+`stock`: a shop's stock levels and prices, which only its inventory tools know (an agent task:
+`TOOLS`), scored numerically. Short replies are all any of them needs, so `max_tokens` is
+small to keep CPU-only runs quick.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from stratune_core.tasks.custom import CustomTask
 
 MAX_TOKENS = 96
 # name -> its scorer
-BUNDLED = {"demo": "anls", "dates": "exact", "stock": "numeric"}
+BUNDLED = {"demo": "anls", "dates": "exact", "codes": "exact", "ledger": "exact",
+           "stock": "numeric"}
 # name -> the tools its executions run with (an agent task): `--tools` spelling
 TOOLS = {"stock": "replay.data.stock.tools:TOOLS"}
 

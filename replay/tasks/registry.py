@@ -1,12 +1,12 @@
 """`load_task(spec)`: the one entry point the CLI and the runner use to get a `Task`.
 
 spec: `livemath` (or `livemath_opus`: its presets for the Opus setting), `docvqa`, `mind2web`,
-`spreadsheetbench` (read from `data_dir`, default env STRATUNE_DATA), `demo` and `dates`
-(bundled), `reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`, another framework's task
-(`inspect:FILE.py@TASK`, `hf:PATH`, `mlflow:FOLDER`: `replay.bridges.specs`), or a path to a
-custom task (`.jsonl` file or a directory with train.jsonl/test.jsonl; see
-`replay.tasks.custom`; a folder named like a built-in task is `./<name>`). `limit` keeps the
-first `limit` samples of each split.
+`spreadsheetbench` (read from `data_dir`, default env STRATUNE_DATA), `demo`, `dates`,
+`codes`, `ledger` and `stock` (bundled), `reasoning-gym:<dataset>[?n_train=..&n_test=..&seed=..]`,
+another framework's task (`inspect:FILE.py@TASK`, `hf:PATH`, `mlflow:FOLDER`:
+`replay.bridges.specs`), or a path to a custom task (`.jsonl` file or a directory with
+train.jsonl/test.jsonl; see `replay.tasks.custom`; a folder named like a built-in task is
+`./<name>`). `limit` keeps the first `limit` samples of each split.
 """
 
 from __future__ import annotations
