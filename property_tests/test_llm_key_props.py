@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from llm_cache.backends.anthropic_backend import build_params
 from llm_cache.key import KEY_FIELDS, canonical_request, key_document, request_key
-from llm_cache.records import CallKind, ImageBlock, Message, Request, Role, TextBlock
+from llm_cache.records import (
+    CallKind,
+    ImageBlock,
+    Message,
+    Request,
+    Role,
+    TextBlock,
+    ToolSpec,
+)
 
 text = st.text(max_size=40)
 blocks = st.one_of(
@@ -30,6 +38,12 @@ messages = st.lists(
     min_size=1,
     max_size=3,
 ).map(tuple)
+tool_specs = st.builds(
+    ToolSpec,
+    name=st.text(min_size=1, max_size=10),
+    description=text,
+    schema=st.sampled_from(['{"type": "object"}', '{"properties": {}, "type": "object"}']),
+)
 requests = st.builds(
     Request,
     role=st.sampled_from(list(Role)),
@@ -40,6 +54,7 @@ requests = st.builds(
     temperature=st.one_of(st.none(), st.floats(0, 2, allow_nan=False)),
     stop=st.lists(st.text(min_size=1, max_size=5), max_size=3).map(tuple),
     draw=st.integers(0, 50),
+    tools=st.lists(tool_specs, max_size=2).map(tuple),
     kind=st.sampled_from(list(CallKind)),
 )
 
@@ -61,6 +76,8 @@ def _changed(request: Request, name: str, data: st.DataObject) -> Request:
         value = 0.5 if current is None else data.draw(st.sampled_from([None, current + 0.25]))
     elif name == "stop":
         value = (*current, data.draw(st.text(min_size=1, max_size=5)))
+    elif name == "tools":
+        value = (*current, data.draw(tool_specs))
     else:
         value = current + data.draw(st.integers(1, 5))
     return attrs.evolve(request, **{name: value})
@@ -81,7 +98,9 @@ def test_the_call_kind_does_not_change_the_key(request, kind):
 @settings(max_examples=60, deadline=None)
 @given(requests)
 def test_the_key_document_holds_exactly_the_key_fields(request):
-    assert set(key_document(request)) == {"v", *KEY_FIELDS}
+    # `tools` is left out when none are offered, so that every tool-less key stays as it was.
+    expected = {"v", *KEY_FIELDS} - (set() if request.tools else {"tools"})
+    assert set(key_document(request)) == expected
     assert json.loads(canonical_request(request)) == key_document(request)
 
 

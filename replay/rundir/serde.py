@@ -56,13 +56,14 @@ def trace_converter() -> cattrs.Converter:
         TaskSpec, converter, skill=override(omit_if_default=True),
         skill_parts=override(omit_if_default=True), tools=override(omit_if_default=True),
         max_turns=override(omit_if_default=True), kind=override(omit_if_default=True)))
-    # a run without tools is written without the key, as before agent episodes existed
-    converter.register_unstructure_hook(Manifest, make_dict_unstructure_fn(
-        Manifest, converter, toolbox=override(omit_if_default=True)))
     # StraTune's own generation is written without the key, as before the hybrids existed
     converter.register_unstructure_hook(StraTuneMethod, make_dict_unstructure_fn(
         StraTuneMethod, converter, generator=override(omit_if_default=True)))
     configure_tagged_union(MethodSpec, converter, tag_name=TAG)  # again: it took the old hook
+    # a run without tools is written without the key, as before agent episodes existed; built
+    # last, since a generated hook takes its fields' hooks (the method union's) as they are now
+    converter.register_unstructure_hook(Manifest, make_dict_unstructure_fn(
+        Manifest, converter, toolbox=override(omit_if_default=True)))
     return converter
 
 
