@@ -17,7 +17,7 @@ from typing import Any
 
 from llm_cache.gates import ByRole, CallGate, GateChain
 from llm_cache.records import Role
-from replay.grid import ray_actors, ray_credentials
+from replay.grid import ray_actors, ray_connect, ray_credentials
 from replay.grid import ship as shipping
 from replay.grid.cells import Cell
 from replay.grid.execute import CellEnv, CellStatus, run_cell
@@ -96,7 +96,7 @@ class RayExecutor:
         runtime_env = {"env_vars": ray_credentials.passed_env(needs)} if pass_env else None
         self.started_ray = not ray.is_initialized()
         if self.started_ray:
-            ray.init(address=address, log_to_driver=False)
+            ray_connect.join(ray, address)
         try:
             ray_credentials.check_workers(ray, needs, runtime_env)
         except ConfigError:
