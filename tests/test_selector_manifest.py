@@ -81,6 +81,6 @@ def test_the_demo_manifest_still_loads():
     assert {k: config[k] for k in recorded["config"]} == recorded["config"]
     defaults = flat(json.loads(manifest_to_json(_manifest(Config())))["config"])
     for key in config.keys() - recorded["config"].keys():
-        expected = None if key in RULES_ADDED_LATER else defaults[key]
+        expected = RULES_ADDED_LATER[key] if key in RULES_ADDED_LATER else defaults[key]
         assert config[key] == expected, key
     assert again.get("prompt_version") == recorded.get("prompt_version", "1")

@@ -22,6 +22,7 @@ import pytest
 from llm_cache.batch_journal import BatchJournal
 from llm_cache.store import CacheStore, StoredEntry, encode_entry
 from replay.rundir import seal
+from replay.rundir.serde import RULES_ADDED_LATER
 from replay.rundir.trace import RunDir
 from stratune_core.records.ids import text_id
 from tests.support.cli import main, record_in_process
@@ -326,14 +327,15 @@ def test_a_file_put_there_after_the_run_is_detected(plain, tmp_path, capsys, nam
     assert f"{name}: " in said and said.count("\n") == 1, said
 
 
-def test_a_run_recorded_before_seals_replays_and_is_marked(plain, tmp_path, capsys):
-    """What a committed trace from before seals looks like: format 1, no `seal` key at all."""
-    run = tmp_path / "legacy"
-    shutil.copytree(plain, run)
+def test_a_run_recorded_before_seals_replays_and_is_marked(tmp_path, capsys):
+    """What a committed trace from before seals looks like: format 1, no `seal` key at all,
+    and no key of the rules added since (it ran without them)."""
+    run = record_in_process(tmp_path / "legacy", **RULES_ADDED_LATER)
     manifest = json.loads((run / "manifest.json").read_text())
     del manifest["seal"]
     manifest["format"] = 1
-    del manifest["config"]["max_unusable_rounds"]
+    for name in RULES_ADDED_LATER:
+        del manifest["config"][name]
     (run / "manifest.json").write_text(json.dumps(manifest, indent=2))
     code, said = _replay(run, capsys)
     assert code == 0 and "recorded before runs were sealed" in said, said

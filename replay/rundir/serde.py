@@ -41,7 +41,8 @@ SEALING_FORMAT = 2
 TEXT_BLOB = "text_blob"
 LEGACY_PROMPT_VERSION = "1"  # manifests written before the field existed
 # Config fields whose absence means "off", with their off value
-RULES_ADDED_LATER = {"max_unusable_rounds": None, "screen_split_room": False}
+RULES_ADDED_LATER = {"max_unusable_rounds": None, "screen_split_room": False,
+                     "rest_refused_form": False}
 
 
 class TraceError(StraTuneError):

@@ -91,6 +91,11 @@ class Config:
     # refused before evaluation (unparseable, a patch that does not apply, ...): an optimizer
     # that cannot follow the format. None: never (what runs recorded before the rule read as)
     max_unusable_rounds: int | None = _int(3, 1, none=True)
+    # a form whose every candidate in a round was refused before evaluation (for its form or
+    # its content) is not offered the next round: a weak optimizer otherwise kept choosing F2
+    # and writing rules where F2 needs copied examples until the unusable rounds ended the run;
+    # runs recorded before it ran without it
+    rest_refused_form: bool = _flag(True)
 
     # --- candidate evaluation (App. B) ------------------------------------------------------
     eps0: float | None = _float(None, number(0.0, 1.0, optional=True))  # None: the task's floor

@@ -47,9 +47,14 @@ def to_form_menu(value: FormMenu | str) -> FormMenu:
         raise ConfigError(f"forms: unknown value {value!r:.40}; use {names}") from None
 
 
-def available_forms(menu: FormMenu, feedback: Feedback | None) -> tuple[Form, ...]:
-    """The forms a round may use: F2 needs solved samples to copy from."""
+def available_forms(menu: FormMenu, feedback: Feedback | None,
+                    resting: Form | None = None) -> tuple[Form, ...]:
+    """The forms a round may use: F2 needs solved samples to copy from, and `resting` (the
+    form whose candidates were all refused last round, `rest_refused_form`) sits this round
+    out unless it is the only one left."""
     if menu is FormMenu.F4:
         return (Form.F4,)
     has_examples = feedback is not None and bool(feedback.examples)
-    return tuple(f for f in Form if f is not Form.F2 or has_examples)
+    forms = tuple(f for f in Form if f is not Form.F2 or has_examples)
+    rested = tuple(f for f in forms if f is not resting)
+    return rested or forms

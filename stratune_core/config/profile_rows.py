@@ -78,6 +78,10 @@ FIELD_ROWS: Mapping[str, ProfileRow] = {
         what=("a Q_s with less room than both quotas: the room split in their ratio, so that "
               "failing samples are screened too (a departure: docs/departures.md)"),
         paper="split (`screen_split_room`)", released="solved part first", cites=("4.2",)),
+    "rest_refused_form": ProfileRow(
+        what=("a form whose every candidate in a round was refused before evaluation is not "
+              "offered the next round (a departure: docs/departures.md)"),
+        paper="rests (`rest_refused_form`)", released="offered again", cites=("2.2",)),
     "screen_solved_min": ProfileRow(
         what="solved quota min(18, max(6, known solved // 3))", paper="18 (`screen_solved_min`)",
         released="6", cites=("4.2",)),

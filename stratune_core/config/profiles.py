@@ -24,6 +24,7 @@ def released() -> Config:
         screening_keeps_quota=True,
         screen_top_up=False,
         screen_split_room=False,
+        rest_refused_form=False,
         screen_solved_min=6,
         max_solved_uses=6,
         max_random_uses=3,

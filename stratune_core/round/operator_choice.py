@@ -73,9 +73,9 @@ def _ask_selection(
 
 def choose_operator(state: State, env: Env, rng: np.random.Generator) -> Chosen:
     config = env.config
-    forms = available_forms(config.forms, state.feedback)
-    if config.operator is not None:
-        return _fixed(state, config.operator, forms)
+    if config.operator is not None:  # a fixed operator's form never rests
+        return _fixed(state, config.operator, available_forms(config.forms, state.feedback))
+    forms = available_forms(config.forms, state.feedback, state.resting_form)
     # the affordability guards narrow the LLM selector's menu (its floors included)
     guarded = isinstance(config.selector, LLMSelector)
     offered = offered_strategies(state, config) if guarded else tuple(Strategy)
@@ -115,7 +115,7 @@ def refines_without_failures(state: State, config: Config) -> bool:
 
 def choose_without_failures(state: State, env: Env) -> Chosen:
     """I2 (`refines_without_failures`); the optimizer picks its form."""
-    forms = available_forms(env.config.forms, state.feedback)
+    forms = available_forms(env.config.forms, state.feedback, state.resting_form)
     pick = Pick(strategy=Strategy.I2, source=ChoiceRule.NO_FAILURES)
     return _record(state, *_with_form(state, env, pick, forms))
 

@@ -142,8 +142,10 @@ def round_step(state: State, env: Env, rng: np.random.Generator) -> tuple[State,
                         else choose_without_failures(trail.state, env))
     if choice is not None:
         state, evs = RUNNERS[choice.strategy](trail.state, env, rng, choice)
-        trail.add((state.evolve(unusable_rounds=unusable_rounds_after(state.unusable_rounds, evs)),
-                   evs))
+        unusable = unusable_rounds_after(state.unusable_rounds, evs)
+        resting = choice.form if cfg.rest_refused_form and unusable > state.unusable_rounds \
+            else None
+        trail.add((state.evolve(unusable_rounds=unusable, resting_form=resting), evs))
     return _close(trail, spent_before)
 
 

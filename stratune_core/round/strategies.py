@@ -73,7 +73,8 @@ def _not_submitted(state: State, p: Prepared, strategy: Strategy) -> Result:
 def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: OperatorChoice) -> Result:
     fb = state.feedback
     assert fb is not None
-    forms = (choice.form,) if choice.form is not None else available_forms(env.config.forms, fb)
+    forms = (choice.form,) if choice.form is not None else available_forms(
+        env.config.forms, fb, state.resting_form)
     n = env.config.n_candidates_i1
     prep, prepared = prepare_feedback(state, env, fb)
     prompt = generation_prompt(

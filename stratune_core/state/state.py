@@ -19,7 +19,7 @@ from stratune_core.evaluation.sets import ranking_set
 from stratune_core.feedback.execution import Feedback
 from stratune_core.operators.refinement import Refinement
 from stratune_core.operators.submission import Submission
-from stratune_core.records.enums import StopReason
+from stratune_core.records.enums import Form, StopReason
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.ids import text_id
 from stratune_core.records.task import Task
@@ -53,6 +53,7 @@ class State:
     selector_memory: Hashable = None  # what the configured selector keeps between rounds
     idle_rounds: int = 0  # consecutive rounds that executed nothing new
     unusable_rounds: int = 0  # consecutive rounds whose every candidate was refused unevaluated
+    resting_form: Form | None = None  # its candidates were all refused: not offered next round
     last_i2_submission: int | None = None  # the round I2 last submitted a draft for evaluation
     first_round: int = 0  # the first round that may write candidates (after a warm-up)
     # released code: how often each sample served in screening sets, and candidates whose
