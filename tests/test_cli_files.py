@@ -121,7 +121,7 @@ def test_a_scorer_calling_sys_exit_stops_the_run_in_one_line_resumable(tmp_path,
             "--out", str(tmp_path / "o")]
     with cwd(tmp_path):
         argv[4] = _scorer(tmp_path, "sys.exit(3)")
-        said = refused(capsys, argv, "sys.exit(3)", "sample", "resume")
+        said = refused(capsys, argv, "sys.exit(3)", "sample", "resume", hinted=True)
     assert "Traceback" not in said
     assert (tmp_path / "o" / "cache").is_dir()  # its paid calls are kept for the rerun
 
