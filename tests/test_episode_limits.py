@@ -18,6 +18,7 @@ from rich.console import Console
 from llm_cache.records import Request, Response, ToolUseBlock, Usage
 from llm_cache.store import CacheStore
 from llm_cache.testing.fake_server import FakeAnthropicServer
+from replay.dashboard.run_data import run_sections
 from replay.models.extensions import Extensions, ModelKind
 from replay.tools.declared import tool
 from tests.support.cli import stratune
@@ -182,6 +183,9 @@ def test_a_claude_code_episode_past_max_turns_is_a_failed_execution(tmp_path):
     assert _initial_batch(out)["mean_score"] == 0.0
     assert "failed: reached --max-turns 1 before a final answer" in shown, shown[-3000:]
     assert "problem: the episode failed: reached --max-turns 1" in shown
+    failed = [e for e in run_sections(out)["episodes"] if e["score"] == 0.0]  # the run page
+    assert failed and all(e["answer"] is None and "reached --max-turns 1" in e["end"]
+                          and "loaded the skill" in e["transcript"] for e in failed)
     # the recorded failure replays: the CLI, run again offline, stops at the same turn
     replayed = claude_code_cli("replay", str(out), ANTHROPIC_BASE_URL="http://127.0.0.1:9")
     assert replayed.returncode == 0 and "replay OK" in replayed.stdout, replayed.stdout
