@@ -1,6 +1,6 @@
 """`make bench`: run the five reliability and speed benchmarks, batch_cost, grid_throughput,
-method_overlap, sandbox_overhead, cli_startup and the cache lookup benchmark, print one table of figure vs
-target, and leave one JSON per benchmark in benchmarks/results/.
+method_overlap, sandbox_overhead, cli_startup, episode_overhead and the cache lookup benchmark,
+print one table of figure vs target, and leave one JSON per benchmark in benchmarks/results/.
 
 Exit status 0 even when a target is missed: the benchmarks measure, CI's tests decide.
 `--quick` runs every benchmark's quick mode (small sizes, seconds; figures that mean nothing,
@@ -28,6 +28,7 @@ from benchmarks import (
     budget_use,
     cli_startup,
     core_overhead,
+    episode_overhead,
     grid_throughput,
     live_overlap,
     method_overlap,
@@ -93,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results.append(core_overhead.report(
         core_overhead.measure(live.details["concurrency_32"], repeats), results_dir(args)))
     for module in (budget_audit, budget_use, prompt_cost, batch_cost, grid_throughput,
-                   method_overlap, sandbox_overhead, cli_startup):
+                   method_overlap, sandbox_overhead, cli_startup, episode_overhead):
         results.append(module.main(options))
     if (lookup := _cache_lookup(options, results_dir(args))) is not None:
         results.append(lookup)

@@ -41,6 +41,7 @@ DETAILS = {
     "method_overlap": {"latency_s", "concurrency", "runs"},
     "sandbox_overhead": {"fastest_seconds", "overhead_seconds", "medians_seconds"},
     "cli_startup": {"samples", "help_seconds", "bare_seconds", "ratio_to_bare"},
+    "episode_overhead": {"agent", "claude_code", "ratio"},
 }
 # Benchmarks that print a table of their own instead of a BenchResult; `make bench` leaves them
 # out, each runs alone. cache_lookup is a script whose JSON run_all turns into a row.
@@ -101,6 +102,13 @@ def test_quick_mode_reports_its_figures(name: str, tmp_path: Path):
                     "optimizer_tokens"} <= set(run) for run in result.details["runs"])
     elif name == "sandbox_overhead":
         assert "plain" in result.details["fastest_seconds"]
+    elif name == "episode_overhead":
+        assert {"single_call_s", "episode_s", "ratio", "ratio_cached", "tool_call_s",
+                "calls_per_episode"} <= set(result.details["agent"])
+        assert result.details["agent"]["calls_per_episode"] == 3  # model, tool, model
+        assert "skipped" in result.details["claude_code"] or {
+            "direct_call_s", "bare_cli_s", "episode_s", "episode_to_direct",
+            "episode_to_bare_cli", "harness_added_s"} <= set(result.details["claude_code"])
 
 
 def test_cache_lookup_runs_as_make_bench_runs_it(tmp_path: Path):

@@ -243,3 +243,24 @@ def test_serve_says_in_one_line_what_is_wrong(chromium, tmp_path, state):
     assert expected in line and "\n" not in line
     assert len(said) == 1 and expected in said[0]
     assert page.errors == []
+
+
+def test_an_agent_runs_episodes_show_their_calls_as_text(chromium, tmp_path):
+    from tests.support.cli import stratune as toy_cli
+
+    out = tmp_path / "run"
+    done = toy_cli("train", "--task", "stock", "--limit", "8", "--max-turns", "2", "--tools",
+                   "tests.test_dashboard_episodes:HOSTILE", "--target", "scripted:agent-target",
+                   "--optimizer", "scripted:agent-optimizer", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    page = _file_page(chromium, write_html(out, tmp_path / "run.html"))
+    page.page.evaluate("() => { for (const d of document.querySelectorAll('details')) d.open = true; }")
+    assert page.js("() => window.__pwned") is None
+    assert page.js("() => document.querySelectorAll('#sec-episodes script').length") == 0
+    text = page.js("() => document.getElementById('sec-episodes').textContent")
+    assert "<script>window.__pwned = 1</script> units of" in text
+    assert "(not run: the turn limit)" in text and "turn limit (2 model turns)" in text
+    assert not page.js("() => document.getElementById('h-episodes').hidden")
+    shown = page.js("() => document.querySelectorAll('#sec-episodes details.episode').length")
+    assert shown == len({(s, x) for e in raw_events(out) if e["_type"] == "ExecutionsCharged"
+                         for s, x in e["pairs"]})

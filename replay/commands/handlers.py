@@ -76,8 +76,9 @@ def _task_spec(args: argparse.Namespace) -> TaskSpec:
     # a harness's tools are its own (the CLI's); a bundled agent task's are for a model's call
     tools = split_spec(args.tools) if args.tools else (bundled_tools(spec) if kind is None
                                                        else ())
-    if args.max_turns is not None and not tools:
-        raise StraTuneError("--max-turns: limits an agent episode's turns; give --tools too")
+    if args.max_turns is not None and not tools and kind is None:  # a harness has its own
+        raise StraTuneError("--max-turns: limits an agent episode's turns; give --tools too "
+                            "(or a claude-code: target)")
     return TaskSpec(spec=spec, scorer=args.scorer, placement=args.placement, limit=args.limit,
                     skill=skill, skill_parts=args.skill_parts if skill is not None else (),
                     tools=tools, max_turns=args.max_turns,

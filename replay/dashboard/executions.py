@@ -17,8 +17,9 @@ from typing import Any
 from llm_cache.client import CachedLLM
 from llm_cache.modes import Mode
 from llm_cache.reader import CacheReader
+from llm_cache.records import Response
 from replay.rundir.serde import Manifest
-from stratune_core.records.base import Sample, is_solved
+from stratune_core.records.base import Sample, Score, is_solved
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.task import Task
 from stratune_core.tasks.executions import run_jobs
@@ -33,6 +34,7 @@ class FailureReader:
     def __init__(self, path: Path, manifest: Manifest) -> None:
         self.note = ""
         self._memo: dict[Key, list[dict[str, Any]] | None] = {}
+        self._runs: dict[tuple[str, str], tuple[Sample, Score, tuple[Response, ...]]] = {}
         self._task: Task | None = None
         self._llm: CachedLLM | None = None
         self._samples: Mapping[str, Sample] = {}
@@ -74,6 +76,28 @@ class FailureReader:
                                  "summary": score.summary, "score": score.value})
         self._memo[key] = failures
         return failures
+
+    @property
+    def task(self) -> Task | None:
+        return self._task
+
+    def execution(self, skill_text: str, skill_id: str, sample_id: str
+                  ) -> tuple[Sample, Score, tuple[Response, ...]] | None:
+        """One training execution: its sample, score and replies in the order sent; None when
+        the cache does not hold it (yet)."""
+        key = (skill_id, sample_id)
+        if key in self._runs:
+            return self._runs[key]
+        sample = self._samples.get(sample_id)
+        if self._task is None or self._llm is None or sample is None:
+            return None
+        try:
+            (calls,) = run_jobs(self._task, self._llm, self._model, [(skill_text, sample)])
+        except (StraTuneError, sqlite3.Error):
+            return None  # not memoised: the cache may hold it on the next look
+        found = (sample, self._task.score(sample, calls.responses), calls.responses)
+        self._runs[key] = found
+        return found
 
     def close(self) -> None:
         if self._llm is not None:

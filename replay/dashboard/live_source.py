@@ -48,7 +48,7 @@ def empty_run(status: dict[str, str]) -> dict[str, Any]:
     return {"status": status, "header": [], "trajectory": {"budget": 0, "points": [],
             "title": ""}, "rounds": [], "steps": [], "failures_note": "", "costs": None,
             "final": {"final": None, "initial": None, "comparisons": [], "test": None},
-            "skill": None, "episodes": []}
+            "skill": None, "episodes": [], "episodes_note": ""}
 
 
 class LiveSource:

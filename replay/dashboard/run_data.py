@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from replay.compare.runs import Run, method_of
+from replay.dashboard.episodes_data import episodes
 from replay.dashboard.executions import FailureReader
 from replay.dashboard.rounds_data import method_steps, rounds
-from replay.dashboard.skill_data import costs, episodes, final_selection, learned_skill
+from replay.dashboard.skill_data import costs, final_selection, learned_skill
 from replay.rundir import seal
 from replay.rundir.serde import manifest_to_data
 from replay.rundir.trace import CELL_FILE, RunDir
@@ -101,6 +102,7 @@ def run_sections(path: Path, failures: FailureReader | None = None) -> dict[str,
         assert run.manifest is not None
         failures = FailureReader(path, run.manifest)
     try:
+        shown, note = episodes(run.events, failures)
         return {
             "status": status_line(run),
             "header": header(path, run),
@@ -111,7 +113,8 @@ def run_sections(path: Path, failures: FailureReader | None = None) -> dict[str,
             "costs": costs(run.usage),
             "final": final_selection(run.view, run.evaluation),
             "skill": learned_skill(path, run.view),
-            "episodes": episodes(run.events),
+            "episodes": shown,
+            "episodes_note": note,
         }
     finally:
         if own:

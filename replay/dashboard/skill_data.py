@@ -1,21 +1,19 @@
 """The page's last sections: tokens and cost by call kind (usage.json, as the terminal's cost
 table lays it out), final selection with its scores, the learned skill with its parts and the
-files of its Agent Skills folder, and the agent episodes a run records."""
+files of its Agent Skills folder."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from replay.dashboard.diffs import parts_of
 from replay.dashboard.rounds_data import outcome
-from replay.rundir.serde import event_to_data
 from replay.skills.agent_skill import OUT_DIR
 from replay.viewer.costs import COLUMNS, CostTable
 from replay.viewer.model import RunView
-from stratune_core.state.events import Event
 
 MAX_SHOWN = 64 * 1024  # a larger file of the skill folder is listed, not shown
 
@@ -84,8 +82,3 @@ def learned_skill(path: Path, view: RunView) -> dict[str, Any] | None:
     return {"id": view.finished.final_id, "text": text, "parts": parts_of(text),
             "files": [f for folder in folders for f in _files(folder)]}
 
-
-def episodes(events: Sequence[Event]) -> list[dict[str, Any]]:
-    """Every event of an agent episode (its type's name says `Episode`), with its fields as the
-    trace holds them: the page lays them out whatever the record holds."""
-    return [event_to_data(e) for e in events if "Episode" in type(e).__name__]

@@ -222,7 +222,8 @@ const RUN_SECTIONS = {
   steps: (s) => (s.steps.length ? table(["#", "what", "skill", "score", "reference", "outcome"]
     .map((title) => ({title})), s.steps.map((row, i) => el("tr", {}, el("td", {}, i + 1),
                                                              row.map((v) => el("td", {}, v))))) : []),
-  episodes: (s) => s.episodes.map((e, i) => episodeBlock(e, i)),
+  episodes: (s) => [s.episodes_note ? el("div", {class: "dim"}, s.episodes_note) : null,
+                    ...s.episodes.map(episodeBlock)],
   costs: (s, page) => {
     if (!s.costs) return el("div", {class: "dim"}, "usage.json not written yet (written when the run ends)");
     const c = s.costs;

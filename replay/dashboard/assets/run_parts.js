@@ -41,25 +41,31 @@ function skillBlock(s) {
   return out;
 }
 
-// Any episode event, whatever fields it holds: scalars as a key/value table, a list of
-// records (its steps) as a table with one column per field.
-function valueNode(v) {
-  if (Array.isArray(v) && v.length && v.every((x) => x && typeof x === "object" && !Array.isArray(x))) {
-    const keys = [...new Set(v.flatMap((x) => Object.keys(x)))];
-    return table(keys.map((title) => ({title})), v.map((x) => el("tr", {}, keys.map((k) =>
-      el("td", {}, typeof x[k] === "string" ? x[k] : JSON.stringify(x[k] ?? ""))))));
+// One agent episode: its sample and score in the summary line; inside, the input, the expected
+// answer, the scorer's account, then each turn's text and tool calls (arguments, result, errors
+// marked), and the final answer or why there is none. A Claude Code episode: its transcript.
+function episodeBlock(e) {
+  const head = `${e.sample} · skill ${fmt.short(e.skill)} · round ${e.round} (${e.purpose}) · ` +
+    `score ${fmt.num(e.score, 2)} · ${e.calls} calls` + (e.answer === null ? " · no answer" : "");
+  const out = [kvTable([["input", e.input], ["expected", e.expected]].concat(
+    e.summary ? [["problem", e.summary]] : []))];
+  if (e.turns) {
+    const rows = e.turns.flatMap((t) => [
+      t.said ? el("tr", {}, el("td", {class: "num"}, t.turn), el("td", {}, "said"),
+                  el("td", {colspan: 2}, preText(t.said))) : null,
+      ...t.calls.map((c) => el("tr", {class: "call"}, el("td", {class: "num"}, t.turn),
+        el("td", {class: "mono"}, c.name), el("td", {class: "mono"}, c.arguments),
+        el("td", {class: c.error ? "rejected" : null}, c.result === null ?
+          "(not run: the turn limit)" : (c.error ? "ERROR " : "") + c.result)))]);
+    out.push(table(["turn", "call", "arguments", "result"].map((title, i) => ({title, numeric: i === 0})),
+                   rows, {class: "episode-turns"}));
+  } else if (e.transcript) {
+    out.push(preText(e.transcript));
   }
-  if (typeof v === "string") return v.includes("\n") ? preText(v) : v;
-  return el("span", {class: "mono"}, JSON.stringify(v));
-}
-
-function episodeBlock(e, i) {
-  const fields = Object.entries(e).filter(([k]) => k !== "_type");
-  const where = e.round !== undefined ? ` · round ${e.round + 1}` : "";
-  return el("details", {"data-key": "episode-" + i, class: "episode"},
-    el("summary", {}, `${e._type}${where}`),
-    el("table", {class: "kv"}, fields.map(([k, v]) => el("tr", {}, el("td", {}, k),
-                                                         el("td", {}, valueNode(v))))));
+  out.push(el("div", {class: e.answer === null ? "rejected" : "accepted"},
+              e.answer === null ? e.end : `${e.end}: ${e.answer || "(empty)"}`));
+  return el("details", {"data-key": `episode-${e.skill}-${e.sample}`, class: "episode"},
+            el("summary", {}, head), out);
 }
 
 const RUN_LAYOUT = [
@@ -67,7 +73,7 @@ const RUN_LAYOUT = [
   ["steps", "Steps"], ["episodes", "Agent episodes"], ["costs", "Cost by call kind"],
   ["final", "Final selection"], ["skill", "Learned skill"]];
 // a section's data also decides whether another one is drawn again
-const ALSO = {failures_note: ["rounds"], steps: ["rounds"]};
+const ALSO = {failures_note: ["rounds"], steps: ["rounds"], episodes_note: ["episodes"]};
 
 function runPage(root, title) {
   const page = {filter: "all", containers: {}, headings: {}, charts: {}};
