@@ -8,7 +8,7 @@ Runs every probe of tests/sandbox_probes.py on every tier this machine offers, a
 current user; started as root it runs again as an unprivileged uid (the same drop the
 test suite uses), so one call prints all four settings.
 
-Run: .venv/bin/python -m benchmarks.sandbox_probes [--quick] [--markdown]  (quick: two of the
+Run: .venv/bin/python -m benchmarks.sandbox_probes [--quick] [--only A,B] [--markdown]  (quick: two of the
 probes; markdown: the per-probe table of docs/sandbox.md, each probe's docstring saying what it
 tries, so the table is what the probes (and the tests that run them) check)
 """
@@ -28,6 +28,7 @@ from pathlib import Path
 from replay.tasks.sandbox import Limits, Tier, detect, run
 from tests import sandbox_disk_probes as disk_probes
 from tests import sandbox_host_probes as host_probes
+from tests import sandbox_leak_probes as leak_probes
 from tests import sandbox_probes as probes
 from tests.sandbox_fixtures import FAST, write_layout
 
@@ -53,6 +54,10 @@ def _probes(scratch: Path, made: list[Path]) -> dict[str, Callable[[Tier, Limits
         "posix-ipc": host_probes.probe_posix_ipc,
         "memory-files": lambda t, _: host_probes.probe_memfd(t, host_probes.MEMORY),
         "unlinked-files": disk_probes.probe_unlinked,
+        "socket-owner-pids": leak_probes.probe_socket_owner,
+        "proc-pids": leak_probes.probe_proc_pids,
+        "host-file-locks": leak_probes.probe_file_locks,
+        "inotify-fanotify": leak_probes.probe_notify_instances,
     }
 
 
@@ -64,6 +69,9 @@ TRIED: dict[str, Callable[..., object]] = {
     "answer-handles": probes.probe_gold_metadata, "output-shapes": probes.probe_output_shapes,
     "host-processes": host_probes.probe_host_processes, "posix-ipc": host_probes.probe_posix_ipc,
     "memory-files": host_probes.probe_memfd, "unlinked-files": disk_probes.probe_unlinked,
+    "socket-owner-pids": leak_probes.probe_socket_owner, "proc-pids": leak_probes.probe_proc_pids,
+    "host-file-locks": leak_probes.probe_file_locks,
+    "inotify-fanotify": leak_probes.probe_notify_instances,
 }
 SETTINGS = ((True, "bubblewrap"), (True, "landlock"), (False, "bubblewrap"), (False, "landlock"))
 
@@ -142,16 +150,23 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, object]]:
     parser.add_argument("--quick", action="store_true", help=f"only the probes {QUICK_PROBES}")
     parser.add_argument("--markdown", action="store_true",
                         help="print docs/sandbox.md's per-probe table instead of the listing")
+    parser.add_argument("--only", default="",
+                        help="comma-separated probe names to run (default: all)")
     parser.add_argument("--json", action="store_true",
                         help="print this uid's rows as JSON (the unprivileged half)")
     args = parser.parse_args(argv)
-    rows = measure(QUICK_PROBES if args.quick else None)
+    only = [n for n in args.only.split(",") if n]
+    unknown = sorted(set(only) - set(TRIED))
+    if unknown:
+        parser.error(f"--only: no probe named {', '.join(unknown)}; known: {', '.join(TRIED)}")
+    rows = measure(QUICK_PROBES if args.quick else only or None)
     if args.json:
         print(json.dumps(rows))
         return rows
     if os.geteuid() == 0:
         rows += _as_user([sys.executable, "-m", "benchmarks.sandbox_probes", "--json",
-                          *(["--quick"] if args.quick else [])])
+                          *(["--quick"] if args.quick else []),
+                          *(["--only", args.only] if only else [])])
     if args.markdown:
         print(markdown(rows))
         return rows

@@ -75,7 +75,7 @@ def test_hostile_suite_passes_as_an_ordinary_user() -> None:
                 "--basetemp", str(scratch / "pytest"), "-W", "ignore::pytest.PytestWarning",
                 "tests/test_sandbox_hostile.py", "tests/test_sandbox_hostile_procs.py",
                 "tests/test_sandbox_hostile_kernel.py", "tests/test_sandbox_hostile_outputs.py",
-                "tests/test_sandbox_hostile_host.py",
+                "tests/test_sandbox_hostile_host.py", "tests/test_sandbox_hostile_leaks.py",
                 "tests/test_sandbox_tiers.py", "tests/test_sandbox.py"]
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
                "PYTHONDONTWRITEBYTECODE": "1"}

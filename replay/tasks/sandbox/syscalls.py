@@ -82,6 +82,15 @@ _SIGNALS = ("tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
 _NEW_TASKS = ("fork", "vfork")
 RLIMIT_NPROC = 6
 F_SETOWN, F_SETOWN_EX = 8, 15  # naming a missing pid answers ESRCH
+# The same through ioctl on a socket (a socketpair works under either tier): the kernel's
+# answer tells a live pid from a free one, with or without a PID namespace's view of it
+FIOSETOWN, SIOCSPGRP = 0x8901, 0x8902
+# Locks on a file the program may only read (the interpreter, the venv) still stop every host
+# process that locks it, for the whole run: answered as taken, with no lock made
+F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW = 6, 7, 37, 38
+# One inotify instance counts against the uid's host-wide limit (128) and its watches report
+# names the host creates in directories the program may read; fanotify sees more
+_FILE_WATCHES = ("inotify_init", "inotify_init1", "fanotify_init")
 PR_SET_DUMPABLE = 4  # an undumpable process hides its open files from the run's watcher
 # (call, its "which" value that means every process of a uid)
 _WHICH_WHO = (("setpriority", PRIO_USER), ("getpriority", PRIO_USER),
@@ -106,6 +115,12 @@ def rules(*, landlock: bool) -> tuple[Rule, ...]:
     # ENOSYS: what libraries that try a memfd first (libffi) take as "use a file instead"
     out += [Rule(name, errno.ENOSYS) for name in _UNACCOUNTED_MEMORY]
     out.append(Rule("prctl", errno.EPERM, INT_BITS, 0, value=PR_SET_DUMPABLE))
+    out += [Rule("ioctl", errno.ESRCH, INT_BITS, 1, value=req) for req in (FIOSETOWN, SIOCSPGRP)]
+    out.append(Rule("flock", 0))
+    out += [Rule("fcntl", 0, INT_BITS, 1, value=cmd)
+            for cmd in (F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW)]
+    # ENOSYS: what watchers (watchdog, inotify_simple users) take as "poll instead"
+    out += [Rule(name, errno.ENOSYS) for name in _FILE_WATCHES]
     if landlock:
         out.append(Rule("socket", errno.EACCES))
         out += [Rule(name, errno.EPERM, nonzero=True) for name in _OWN_PROCESS_ONLY]
