@@ -70,3 +70,35 @@ def test_a_hybrid_takes_its_label_and_packages_from_its_generators_method(genera
     assert hybrid_label(spec) == source.hybrid == HYBRID_LABELS[source.method]
     assert packages_of(spec) == source.packages
     assert prompt_version_of(spec) == METHODS[Method.STRATUNE].prompt_version
+
+
+def _named_in_code(path, word):
+    """Whether `word` occurs in `path` outside comments and docstrings."""
+    import io
+    import re
+    import tokenize
+    rx, prev = re.compile(word, re.I), tokenize.NEWLINE
+    for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
+        if rx.search(tok.string) and tok.type != tokenize.COMMENT and not (
+                tok.type == tokenize.STRING and prev in (tokenize.NEWLINE, tokenize.INDENT,
+                                                         tokenize.DEDENT, tokenize.NL)):
+            return True
+        if tok.type not in (tokenize.COMMENT, tokenize.NL):
+            prev = tok.type
+    return False
+
+
+def test_the_adding_a_method_recipe_names_the_files_a_method_touches():
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs/baselines.md").read_text()
+    recipe = text[text.index("## Adding a method"):]
+    listed = set(re.findall(r"`(stratune_core/[\w/]+\.py)`", recipe.split("\n## ")[0]))
+    assert all((root / p).is_file() for p in listed)
+    # Trace2Skill, the method with no hybrid and no package, is named nowhere else in code
+    named = {str(p.relative_to(root)) for d in ("stratune_core", "llm_cache", "replay")
+             for p in (root / d).rglob("*.py") if _named_in_code(p, "trace2skill")}
+    assert "stratune_core/methods/trace2skill.py" in named
+    assert {p for p in named - listed if not p.startswith("stratune_core/methods/trace2skill")} \
+        == set()

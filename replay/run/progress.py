@@ -13,24 +13,18 @@ from llm_cache.accounting import Accounting
 from replay.stops.notes import stop_note
 from replay.viewer import event_line
 from replay.viewer.style import operator_label, verdict_text
+from stratune_core.records.method_events import STEP_EVENTS
 from stratune_core.state.candidate_events import CandidateDecided
 from stratune_core.state.events import (
-    ConsolidationDone,
-    EpochReviewed,
     Event,
-    FinalChosen,
-    GepaIteration,
     OperatorChosen,
-    RevisionRound,
     RoundSkipped,
     RunFinished,
     RunStarted,
-    UpdateDecided,
 )
 from stratune_core.state.state import State
 
-BASELINE_STEPS = (UpdateDecided, RevisionRound, ConsolidationDone, EpochReviewed, FinalChosen,
-                  GepaIteration)
+BASELINE_STEPS = STEP_EVENTS
 
 
 def usage_line(accounting: Accounting) -> str:

@@ -1,5 +1,5 @@
-"""The opening shared by the methods with an internal validation split (TextGrad, SkillOpt):
-the split, and the initial skill scored on its validation side."""
+"""The opening shared by the methods with an internal validation split (their spec's
+`validation_frac`): the split, and the initial skill scored on its validation side."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from stratune_core.methods.splits import split_fit_validation
 from stratune_core.methods.state import MethodState, start
 from stratune_core.records.enums import StopReason
 from stratune_core.records.method_events import SplitMade
-from stratune_core.records.method_spec import SkillOptMethod, TextGradMethod
+from stratune_core.records.method_spec import MethodSpec
 from stratune_core.records.purposes import MethodPurpose
 from stratune_core.records.task import Task
 from stratune_core.state.context import Env
@@ -28,12 +28,12 @@ class Opened:
     score: float | None  # the initial skill on the validation split; None: the run has ended
 
 
-def open_with_validation(spec: TextGradMethod | SkillOptMethod, config: Config, task: Task,
+def open_with_validation(spec: MethodSpec, validation_frac: float, config: Config, task: Task,
                          env: Env) -> Opened:
     """Start the run, split train (fit / validation) and score the initial skill on the
     validation side; a budget too small for that ends the run here (`score` None)."""
     state, opening = start(spec, config, task)
-    fit, val = split_fit_validation(env.train_ids, spec.validation_frac, config.seed)
+    fit, val = split_fit_validation(env.train_ids, validation_frac, config.seed)
     state, paid, runs = execute(state, env, state.current_id, val,
                                 purpose=MethodPurpose.VALIDATION)
     events: tuple[Event, ...] = (*opening, SplitMade(fit_ids=fit, validation_ids=val), *paid)

@@ -60,7 +60,7 @@ Step = tuple[MethodState, tuple[Event, ...]]
 
 def iterate(spec: TextGradMethod, config: Config, task: Task, llm: LLM) -> Iterator[Step]:
     env = Env.build(config, task, llm)
-    opened = open_with_validation(spec, config, task, env)
+    opened = open_with_validation(spec, spec.validation_frac, config, task, env)
     yield opened.state, opened.events
     if opened.score is None:
         return

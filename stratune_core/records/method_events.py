@@ -183,3 +183,8 @@ class GeneratorProposed:
     sample_ids: tuple[str, ...] = field(converter=tuple)
     candidate_id: str | None = None
     detail: str = ""
+
+
+# the events that close one step of a baseline's run, which the progress display counts
+STEP_EVENTS = (UpdateDecided, RevisionRound, ConsolidationDone, EpochReviewed, FinalChosen,
+               GepaIteration)
