@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from property_tests.strategies import sample_lists, seeds
-from stratune_core.evaluation.sets import screening_set, validation_set
+from stratune_core.evaluation.sets import screening_parts, screening_set, validation_set
 from stratune_core.records.base import Sample
 
 
@@ -48,11 +48,12 @@ def test_sets_are_disjoint_from_exclusions_and_each_other(inp, seed: int, v_size
 
 @given(set_inputs(), seeds)
 def test_screening_quotas_and_stratification(inp, seed: int) -> None:
-    """Solved part: min(quota, eligible solved) solved ids; random part: the random quota plus
-    the solved part's shortfall, or all the rest (Q_s keeps its full size); each part is
-    balanced over strata."""
+    """Solved part: min(its share of the room, eligible solved) solved ids, the share being
+    the quota, or the room split in the quotas' ratio when both do not fit; random part: the
+    random quota plus the solved part's shortfall, or all the rest (Q_s keeps its full size);
+    each part is balanced over strata."""
     samples, solved, exclude, n_solved, n_random = inp
-    q = screening_set(
+    head, tail = screening_parts(
         np.random.default_rng(seed),
         samples=samples,
         solved=solved,
@@ -60,10 +61,13 @@ def test_screening_quotas_and_stratification(inp, seed: int) -> None:
         n_solved=n_solved,
         n_random=n_random,
     )
+    q = head + tail
     eligible = [s for s in samples if s.id not in exclude]
     solved_pool = [s for s in eligible if s.id in solved]
-    k = min(n_solved, len(solved_pool))
-    head, tail = q[:k], q[k:]
+    room = max(1, len(eligible))
+    share = n_solved if n_solved + n_random <= room else room * n_solved // (n_solved + n_random)
+    assert len(head) == min(share, len(solved_pool))
+    k = len(head)
     assert set(head) <= solved
     rest = [s for s in eligible if s.id not in set(head)]
     assert len(tail) == min(n_random + (n_solved - k), len(rest))

@@ -141,6 +141,13 @@ def test_refusals_before_anything_is_paid(tmp_path):
     (bad / "SKILL.md").write_text("---\nname: other\ndescription: d\n---\nbody\n")
     named = _train(task, out, "--skill", str(bad))
     assert named.returncode == 2 and "name" in named.stderr
+    (bad / "SKILL.md").write_text("---\nname bad\n---\nbody\n")
+    front = _train(task, out, "--skill", str(bad))
+    assert front.returncode == 2 and "front matter" in front.stderr, front.stderr
+    (bad / "SKILL.md").write_text("---\nname: bad\ndescription: d\n---\nbody\n")
+    (bad / "scripts" / "run.py").write_text("def f(:\n")
+    broken = _train(task, out, "--skill", str(bad), "--skill-parts", "scripts")
+    assert broken.returncode == 2 and "run.py:1" in broken.stderr, broken.stderr
     assert not out.exists()
 
 

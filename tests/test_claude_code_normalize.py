@@ -54,3 +54,13 @@ def test_the_body_itself_is_left_as_the_cli_wrote_it():
     kept = copy.deepcopy(original)
     normalized(original, PATHS)
     assert original == kept
+
+
+def test_a_written_out_date_and_current_date_are_normalized():
+    paths = {"tmp": "/tmp/stratune-episode-ab12/tmp"}
+    one = normalized({"system": "Today's date is December 7, 2026. currentDate: 2026-12-07 "
+                                "/tmp/stratune-episode-ab12/tmp/x"}, paths)
+    two = normalized({"system": "Today's date is January 12, 2027. currentDate: 2027-01-12 "
+                                "/tmp/stratune-episode-zz99/tmp/x"},
+                     {"tmp": "/tmp/stratune-episode-zz99/tmp"})
+    assert one == two == {"system": "Today's date is <date>. currentDate: <date> <tmp>/x"}

@@ -6,6 +6,7 @@ import numpy as np
 
 from stratune_core.evaluation.sets import (
     ranking_set,
+    screening_parts,
     screening_set,
     stratified_order,
     validation_set,
@@ -105,12 +106,18 @@ def test_ranking_set_matches_validation_set() -> None:
 
 def test_screening_leaves_room_for_the_validation_set():
     """On a training set too small for both at full size (48: a batch, Q_s of 36, Q_v of 14),
-    Q_s leaves `keep` eligible samples for Q_v, solved part first; it keeps at least one."""
+    Q_s leaves `keep` eligible samples for Q_v, the room of 31 split in the quotas' ratio
+    (15 solved, 16 others, so failures are screened too); it keeps at least one."""
     samples = _samples({"a": 24, "b": 21})  # 45 eligible (a batch of 3 is elsewhere)
     solved = {s.id for s in samples[:20]}
-    q = screening_set(np.random.default_rng(5), samples=samples, solved=solved, exclude=set(),
-                      n_solved=18, n_random=18, keep=14)
-    assert len(q) == 31 and set(q[:18]) <= solved
+    solved_part, random_part = screening_parts(
+        np.random.default_rng(5), samples=samples, solved=solved, exclude=set(), n_solved=18,
+        n_random=18, keep=14)
+    assert (len(solved_part), len(random_part)) == (15, 16) and set(solved_part) <= solved
+    assert len(set(random_part) - solved) >= 16 - 5  # every unsolved sample could be drawn
+    q = solved_part + random_part
+    assert q == screening_set(np.random.default_rng(5), samples=samples, solved=solved,
+                              exclude=set(), n_solved=18, n_random=18, keep=14)
     v = validation_set(np.random.default_rng(5), samples=samples, exclude=set(q), size=14)
     assert len(v) == 14
     assert len(screening_set(np.random.default_rng(5), samples=samples[:10], solved=set(),

@@ -94,7 +94,7 @@ def test_evaluate_scores_the_folder_with_its_parts(tmp_path: Path, capsys) -> No
 @pytest.mark.parametrize(("argv", "says"), [
     (["train", *TOY_RUN, "--skill-parts", "description", "--out", "OUT"], "give the folder"),
     (["train", *TOY_RUN, "--skill", "DIR", "--skill-parts", "scripts", "--out", "OUT"],
-     "'scripts': choose from description, references"),
+     "no scripts to learn; drop `scripts` from --skill-parts"),
 ])
 def test_parts_without_a_folder_or_of_another_kind_are_refused(tmp_path: Path, capsys, argv,
                                                                 says) -> None:

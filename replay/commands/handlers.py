@@ -100,12 +100,15 @@ def cmd_train(args: argparse.Namespace, console: Console) -> int:
 
     run_controls = controls.for_train(args)
     options = _options(args)
-    console.print(serve_hint(args.out), highlight=False, soft_wrap=True, markup=False)
     seconds = None if args.timeout is None else parse_duration(args.timeout)
+
+    def hint() -> None:  # only once train accepted its input: a refused run has no page
+        console.print(serve_hint(args.out), highlight=False, soft_wrap=True, markup=False)
+
     with WATCHDOG.armed(seconds, args.timeout or ""):
         code = runner.train(options, args.out, console, concurrency=args.concurrency,
                             test_split="test" if args.test_eval else None,
-                            hooks=run_controls.hooks)
+                            hooks=run_controls.hooks, on_ready=hint)
     if WATCHDOG.fired is not None:  # the run kept its events (runner: interrupted)
         print(f"error: {WATCHDOG.fired}", file=sys.stderr)
         WATCHDOG.fired = None

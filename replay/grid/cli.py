@@ -62,11 +62,14 @@ def cmd_grid(args: argparse.Namespace, console: Console) -> int:
         parse_duration(args.timeout)
     from replay.commands.handlers import serve_hint
 
-    console.print(serve_hint(args.out), highlight=False, soft_wrap=True, markup=False)
+
+    def hint() -> None:  # only once the grid accepted its input: a refused grid has no page
+        console.print(serve_hint(args.out), highlight=False, soft_wrap=True, markup=False)
+
     options = GridOptions(
         jobs=args.jobs, max_connections=parse_connections(args.max_connections),
         max_cost=None if args.max_cost is None else parse_cost(args.max_cost),
         timeout=args.timeout, mlflow=args.mlflow, mlflow_experiment=args.mlflow_experiment,
         ray=args.ray, ray_cpus=args.ray_cpus, ship=args.ship, ray_pass_env=args.ray_pass_env,
     )
-    return run_grid(spec, args.out, console, options=options).code
+    return run_grid(spec, args.out, console, options=options, on_ready=hint).code

@@ -4,7 +4,7 @@ their own `CellEnv` to build models and tasks in process)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,9 @@ def checked_cells(spec: GridSpec, root: Path, env: CellEnv) -> tuple[Cell, ...]:
 
 
 def run_grid(spec: GridSpec, out: str | Path, console: Console, *, env: CellEnv | None = None,
-             options: GridOptions | None = None) -> GridResult:
+             options: GridOptions | None = None,
+             on_ready: Callable[[], None] | None = None) -> GridResult:
+    """`on_ready` runs once the grid's input is accepted, before its directory is made."""
     env = env or SpecEnv()
     options = options or GridOptions()
     root = Path(out).resolve()
@@ -89,6 +91,8 @@ def run_grid(spec: GridSpec, out: str | Path, console: Console, *, env: CellEnv 
     if RunDir.at(root).exists():
         raise GridError(f"--out {root}: holds a training run (manifest.json); give the grid a "
                         "directory of its own")
+    if on_ready is not None:
+        on_ready()
     root.mkdir(parents=True, exist_ok=True)
     with RunLock.acquire(root, "grid"):
         if spec.path.is_file() and spec.path.resolve() != (root / GRID_FILE).resolve():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import sqlite3
+from collections.abc import Callable
 
 import attrs
 from rich.console import Console
@@ -50,9 +51,11 @@ EXIT_INTERRUPTED = 130
 
 
 def train(options: RunOptions, out: str, console: Console, *, concurrency: int = 8,
-          test_split: str | None = None, hooks: TrainHooks | None = None) -> int:
+          test_split: str | None = None, hooks: TrainHooks | None = None,
+          on_ready: Callable[[], None] | None = None) -> int:
     """Record (or resume) a run in `out`; with `test_split`, score the initial and the final
-    skill on that split afterwards (outside the budget) into evaluation.json."""
+    skill on that split afterwards (outside the budget) into evaluation.json. `on_ready` runs
+    once the input and the directory are accepted, before the run starts."""
     hooks = hooks or TrainHooks()
     # Everything that can be refused is checked before the run directory is touched.
     task = hooks.task if hooks.task is not None else models.load_task(options.task,
@@ -86,6 +89,8 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
                 raise StraTuneError(f"--out {run_dir.path}: holds an evaluation "
                                     f"({SCORES}, written by `stratune evaluate --out`); give "
                                     "the run a directory of its own")
+            if on_ready is not None:
+                on_ready()
             session = _Session(run_dir, config, manifest, console, test_split, hooks)
             return session.run(task, backends, concurrency)
     except OSError as exc:

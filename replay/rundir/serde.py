@@ -40,7 +40,8 @@ READABLE_FORMATS = (1, 2)
 SEALING_FORMAT = 2
 TEXT_BLOB = "text_blob"
 LEGACY_PROMPT_VERSION = "1"  # manifests written before the field existed
-RULES_ADDED_LATER = ("max_unusable_rounds",)  # Config fields whose absence means "off"
+# Config fields whose absence means "off", with their off value
+RULES_ADDED_LATER = {"max_unusable_rounds": None, "screen_split_room": False}
 
 
 class TraceError(StraTuneError):
@@ -268,8 +269,8 @@ def manifest_from_json(text: str, *, where: str = "manifest.json") -> Manifest:
     data.setdefault("prompt_version", LEGACY_PROMPT_VERSION)
     if isinstance(data.get("config"), dict):
         # a run recorded before a stop rule existed ran without it
-        for name in RULES_ADDED_LATER:
-            data["config"].setdefault(name, None)
+        for name, off in RULES_ADDED_LATER.items():
+            data["config"].setdefault(name, off)
     try:
         manifest = trace_converter().structure(data, Manifest)
     except Exception as exc:

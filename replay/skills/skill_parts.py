@@ -71,6 +71,12 @@ def _scripts(skill: AgentSkill) -> dict[str, str]:
         if len(text) > SCRIPT_CHARS:
             raise SkillFolderError(f"{path}: {len(text):,} characters, over the {SCRIPT_CHARS:,} "
                                    "the optimizer can be shown of one script; split it")
+        if name.endswith(".py"):  # before anything is paid: it would fail every episode
+            try:
+                compile(text, str(path), "exec", dont_inherit=True)
+            except SyntaxError as exc:
+                raise SkillFolderError(f"{path}:{exc.lineno}: {exc.msg}; fix the script's "
+                                       "syntax") from None
         found[name] = text
     if sum(map(len, found.values())) > SCRIPTS_CHARS:
         raise SkillFolderError(f"{skill.folder / SCRIPTS}: over the {SCRIPTS_CHARS:,} characters "

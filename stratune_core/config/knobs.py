@@ -113,6 +113,10 @@ class Config:
     # the random part of Q_s also takes what the solved part falls short of its quota (paper:
     # Q_s keeps its size while few solved samples are known); the released code does not
     screen_top_up: bool = _flag(True)
+    # a Q_s with less room than both quotas is split in their ratio instead of filled with
+    # solved samples first, which on a small training set left no failing sample to screen on
+    # (`evaluation/sets._solved_share`); runs recorded before it ran without it
+    screen_split_room: bool = _flag(True)
     # released screening-set bookkeeping (`evaluation/screen_usage.py`): the solved quota is
     # min(screen_solved, max(screen_solved_min, known solved // 3)); a sample serves at most
     # max_solved_uses times in solved parts and max_random_uses times in random parts; a set

@@ -74,6 +74,10 @@ FIELD_ROWS: Mapping[str, ProfileRow] = {
               "random top-up of a short solved part)"),
         paper="Q_v keeps its size, Q_s takes the rest (`screening_keeps_quota`, `screen_top_up`)",
         released="on", cites=("4.2", "4.7")),
+    "screen_split_room": ProfileRow(
+        what=("a Q_s with less room than both quotas: the room split in their ratio, so that "
+              "failing samples are screened too (a departure: docs/departures.md)"),
+        paper="split (`screen_split_room`)", released="solved part first", cites=("4.2",)),
     "screen_solved_min": ProfileRow(
         what="solved quota min(18, max(6, known solved // 3))", paper="18 (`screen_solved_min`)",
         released="6", cites=("4.2",)),

@@ -23,6 +23,7 @@ def released() -> Config:
         validation_floor=0.010,
         screening_keeps_quota=True,
         screen_top_up=False,
+        screen_split_room=False,
         screen_solved_min=6,
         max_solved_uses=6,
         max_random_uses=3,

@@ -59,6 +59,7 @@ def screening_parts(
     top_up: bool = True,
     worn_solved: Set[str] = frozenset(),
     worn_random: Set[str] = frozenset(),
+    split_room: bool = True,
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Q_s: up to `n_solved` ids the reference skill solved, then random ids of the rest.
 
@@ -70,6 +71,8 @@ def screening_parts(
     it (Q_s still gets at least one): on a training set too small for both sets at full size,
     validation keeps its size and screening takes the rest. With `top_up` False (the released
     code) the random part takes `n_random` ids only, whatever the solved part fell short of.
+    When the room is smaller than both quotas together, `split_room` splits it in their ratio
+    (`_solved_share`); without it (the released code) the solved part is filled first.
     Both parts are stratified (`stratified_order`). Excluded ids (the round's batch, samples
     used to generate the candidate) never appear; the result has no duplicates. Order: the
     solved part, then the random part. `worn_solved` / `worn_random` ids may not serve in that
@@ -77,7 +80,8 @@ def screening_parts(
     """
     eligible = _eligible(samples, exclude)
     room = max(1, len(eligible) - max(0, keep))
-    wanted = min(max(0, n_solved), room)
+    wanted = _solved_share(room, max(0, n_solved), max(0, n_random)) if split_room else min(
+        max(0, n_solved), room)
     solved_part = stratified_order(
         rng, [s for s in eligible if s.id in solved and s.id not in worn_solved])[:wanted]
     taken = set(solved_part)
@@ -86,6 +90,17 @@ def screening_parts(
     size = min(max(0, n_random) + shortfall, room - len(solved_part))
     random_part = stratified_order(rng, rest)[:size]
     return tuple(solved_part), tuple(random_part)
+
+
+def _solved_share(room: int, n_solved: int, n_random: int) -> int:
+    """The solved part's share of a Q_s that has less room than both quotas: the room split in
+    the quotas' ratio (the random part gets the rounding). Filling the room with solved samples
+    first leaves a small training set no failing sample to screen on, so no candidate that
+    fixes a failure can show a gain there; the random part still takes what the solved part
+    falls short of."""
+    if n_solved + n_random <= room:
+        return n_solved
+    return min(n_solved, room * n_solved // (n_solved + n_random))
 
 
 def validation_set(

@@ -71,6 +71,7 @@ def draw_set(state: State, env: Env, rng: np.random.Generator, ref: str,
         # Q_v is drawn from what Q_s leaves (0 without validation); the released profile keeps
         # Q_s at its quota and Q_v takes the rest
         keep=0 if cfg.screening_keeps_quota else env.shape.validation, top_up=cfg.screen_top_up,
+        split_room=cfg.screen_split_room,
         worn_solved=worn_solved, worn_random=ScreenUsage.worn(usage.random, cfg.max_random_uses),
     )
     share = cfg.screen_ready_share

@@ -19,13 +19,15 @@ ROW = {"id": "q1", "input": "What is 1 + 1?", "expected": "2", "split": "train"}
 TEST_ROW = {**ROW, "id": "q2", "split": "test"}
 
 
-def refused(capsys, argv: list[str], *names: str) -> str:
+def refused(capsys, argv: list[str], *names: str, hinted: bool = False) -> str:
     code = main(argv)
     captured = capsys.readouterr()
     said = captured.out + captured.err
     assert code == 2, f"{argv}: exit {code}: {said}"
     assert captured.err.startswith("error: ") and captured.err.count("\n") == 1, said
     assert "Traceback" not in said, said
+    # the serve hint only for accepted input; `hinted`: refused by the run's own storage, later
+    assert ("live page" in captured.out) == hinted, said
     for name in names:
         assert name in captured.err, f"{name!r} not named in: {captured.err}"
     return captured.err
