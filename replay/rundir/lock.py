@@ -26,7 +26,8 @@ from pathlib import Path
 from stratune_core.records.errors import StraTuneError
 
 LOCK_FILE = ".lock"
-_WRITES = {"grid": "grid", "evaluate": "evaluation"}  # what each command writes; else a run
+# what each command writes; else a run
+_WRITES = {"grid": "grid", "evaluate": "evaluation", "cache": "directory's cache"}
 
 
 class RunLocked(StraTuneError):
