@@ -16,7 +16,6 @@ from rich.markup import escape
 from llm_cache import cli as cache_cli
 from replay.bridges.specs import normalized
 from replay.input_files import resolved
-from replay.rundir.cache_owner import owner_locked
 from replay.stops import flags as controls
 from replay.stops.hard_timeout import Watchdog
 from replay.tasks.bundled import bundled_tools
@@ -164,6 +163,8 @@ def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
+    from replay.rundir.cache_owner import owner_locked
+
     if args.cache_command != "prune" or args.dry_run:
         return cache_cli.run(args)
     with owner_locked(args.cache_dir, "cache"):

@@ -48,6 +48,8 @@ ENTRIES = {
     "evaluation": frozenset({BLOBS, CACHE, LOCK_FILE, TASK_FOLDER}),
     "grid": frozenset({LOCK_FILE, STOP_FILE}),
 }
+_OWN_RECORD = {"run": frozenset({MANIFEST}), "evaluation": frozenset({SCORES}),
+               "grid": frozenset({GRID_FILE})}
 _OWNER = {"run": "a run's", "evaluation": "an evaluation's", "grid": "a grid's"}
 TEMPORARY = ".tmp"  # an atomic write's file, left by a kill between its write and its rename
 
@@ -67,7 +69,7 @@ def check_out(path: str | Path, kind: str, *, folders: Iterable[str] = ()) -> No
         raise StraTuneError(f"--out {given}: is a home directory; give a directory of its own "
                             "for the " + kind + ", e.g. " + str(given / "runs" / "first"))
     _not_inside_another(given, resolved, kind)
-    if resolved.is_dir():
+    if resolved.is_dir() and not _holds_another_record(resolved, kind):
         allowed = ENTRIES[kind] | RECORDS | frozenset(folders)
         foreign = sorted(entry for entry in os.listdir(resolved)
                          if entry not in allowed and entry.removesuffix(TEMPORARY) not in allowed)
@@ -76,6 +78,12 @@ def check_out(path: str | Path, kind: str, *, folders: Iterable[str] = ()) -> No
                                               if len(foreign) > 3 else "")
             raise StraTuneError(f"--out {given}: holds files that are not {_OWNER[kind]} "
                                 f"({shown}); give an empty or new directory")
+
+
+def _holds_another_record(directory: Path, kind: str) -> bool:
+    """Another command's directory: that command refuses it with its own line (it names the
+    record and says which command wrote it)."""
+    return any((directory / name).exists() for name in RECORDS - _OWN_RECORD[kind])
 
 
 def _not_inside_another(given: Path, resolved: Path, kind: str) -> None:
