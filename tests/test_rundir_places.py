@@ -49,6 +49,15 @@ def _refused(capsys, *argv: str) -> str:
 def test_out_is_never_a_filesystem_root_or_a_home_directory(tmp_path, monkeypatch, capsys):
     err = _refused(capsys, *TRAIN, "--out", "/")
     assert "filesystem root" in err
+    skill = tmp_path / "s.txt"
+    skill.write_text("Answer.\n")
+    assert "filesystem root" in _refused(capsys, "evaluate", "--task", "toy", "--target",
+                                         "scripted:toy-target", "--skill", str(skill),
+                                         "--out", "/")
+    grid = write_grid(tmp_path / "grid.toml", ablations="full = {}\n", seeds="[0]", limit=12)
+    assert "filesystem root" in _refused(capsys, "grid", str(grid), "--out", "/")
+    assert not any(Path("/", name).exists() for name in ("manifest.json", "scores.json",
+                                                         "grid.toml", "cache", "blobs"))
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
