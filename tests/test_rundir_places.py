@@ -166,6 +166,12 @@ def test_a_copied_grid_cell_is_not_counted_twice(tmp_path, capsys):
     other = tmp_path / "alone2"
     shutil.copytree(run, other)
     assert "a copy of the run" in _refused(capsys, "compare", str(run), str(other))
+    # the copy's coordinates moved with it: its id edited to its new place
+    coords = json.loads((root / "toy/scripted/full/seed0-copy/grid_cell.json").read_text())
+    coords["id"] = "toy/scripted/full/seed0-copy"
+    (root / "toy/scripted/full/seed0-copy/grid_cell.json").write_text(json.dumps(coords))
+    assert "a copy of the grid cell" in _refused(capsys, "compare", str(root))
+    assert "given twice" in _refused(capsys, "compare", str(run), str(run))
     shutil.rmtree(root / "toy/scripted/full/seed0-copy")
     assert main(["compare", str(root)]) == 0
     capsys.readouterr()

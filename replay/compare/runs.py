@@ -190,14 +190,20 @@ def load_runs(paths: Iterable[str | Path]) -> list[Run]:
 
 def _refuse_copies(runs: Sequence[Run]) -> None:
     """One recorded run in two directories (a grid cell copied beside itself, a run copied
-    into a grid) would count its scores twice: the same cell id, or none, with the same
-    events and the same definition is one run."""
+    into a grid) would count its scores twice: the same cell coordinates (its id aside, which
+    an edit moves with the copy), or none, with the same events and the same definition is one
+    run."""
     seen: dict[tuple[Any, ...], Path] = {}
     for run in runs:
-        key = (None if run.coords is None else run.coords.get("id"), run.record.event_digest,
+        place = None if run.coords is None else json.dumps(
+            {k: v for k, v in run.coords.items() if k != "id"}, sort_keys=True, default=str)
+        key = (place, run.record.event_digest,
                json.dumps(run.record.run_identity(), sort_keys=True, default=str))
         if key in seen:
-            what = "grid cell" if key[0] is not None else "run"
+            if seen[key].resolve() == run.path.resolve():
+                raise ConfigError(f"{run.path}: given twice; compare counts each run once: "
+                                  "give it once")
+            what = "grid cell" if place is not None else "run"
             raise ConfigError(f"{run.path}: a copy of the {what} in {seen[key]} (the same "
                               "events and definition); compare counts each run once: leave "
                               "one of them out, or remove the copy")
