@@ -109,12 +109,13 @@ def test_evaluate_into_a_run_s_cache_takes_the_run_s_lock(run, capsys):
             "--skill", str(run / "final_skill.txt"), "--cache-dir", str(run / "cache")]
     with RunLock.acquire(run):  # the run is training
         err = _refused(capsys, *argv)
-        assert "is writing this run" in err
+        assert "is writing this run" in err and "choose another --cache-dir" in err
     assert main(argv) == 0  # the run done: its cache answers, under its lock
     capsys.readouterr()
-    held = RunLock.acquire(run, "evaluate")  # and a train meanwhile is refused in turn
+    held = RunLock.acquire(run, "evaluate --cache-dir")  # a train meanwhile is refused in turn
     try:
-        assert "evaluate" in _refused(capsys, *TRAIN, "--out", str(run))
+        err = _refused(capsys, *TRAIN, "--out", str(run))
+        assert "stratune evaluate --cache-dir" in err and "writing this directory's cache" in err
     finally:
         held.release()
     assert "not its cache" in _refused(capsys, *argv[:-1], str(run / "blobs"))

@@ -167,7 +167,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
     if args.cache_command != "prune" or args.dry_run:
         return cache_cli.run(args)
-    with owner_locked(args.cache_dir, "cache"):
+    with owner_locked(args.cache_dir, "cache prune"):
         return cache_cli.run(args)
 
 

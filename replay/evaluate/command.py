@@ -80,7 +80,7 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
             raise StraTuneError(f"--cache-dir {cache_dir}: is a file, not a directory; give "
                                 "the cache directory (it is created if missing)")
         # a run's cache takes rows only under that run's lock
-        with owner_locked(cache_dir, "evaluate"):
+        with owner_locked(cache_dir, "evaluate --cache-dir"):
             return _score(task, task_spec, skills, backend, model, split=split,
                           cache_dir=cache_dir, concurrency=concurrency, console=console,
                           baseline=baseline)

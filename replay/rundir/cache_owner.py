@@ -42,5 +42,5 @@ def owner_locked(cache_dir: str | Path, command: str,
     if directory is None:
         yield
         return
-    with RunLock.acquire(directory, command):
+    with RunLock.acquire(directory, command, flag):
         yield
