@@ -22,6 +22,8 @@ from typing import Any
 
 import attrs
 
+from llm_cache.credentials import without_credentials
+
 JOURNAL_NAME = "batches.jsonl"
 
 
@@ -61,11 +63,13 @@ class BatchJournal:
         done = {d.get("batch_id") for d in lines if d.get("event") == "collected"}
         return [OpenBatch(batch_id=d["batch_id"], backend=d["backend"], keys=tuple(d["keys"]))
                 for d in lines
-                if d.get("event") == "submitted" and d.get("backend") == backend
+                if d.get("event") == "submitted"
+                and d.get("backend") in (backend, without_credentials(backend))
                 and d.get("batch_id") not in done]
 
     def submitted(self, batch_id: str, backend: str, keys: Iterable[str]) -> None:
-        self._append({"event": "submitted", "batch_id": batch_id, "backend": backend,
+        self._append({"event": "submitted", "batch_id": batch_id,
+                      "backend": without_credentials(backend),
                       "keys": list(keys)})
 
     def collected(self, batch_id: str) -> None:

@@ -17,6 +17,7 @@ import attrs
 import diskcache
 import xxhash
 
+from llm_cache.credentials import without_credentials
 from llm_cache.errors import CacheCorruptError, LLMError
 from llm_cache.key import canonical_json, differing_fields, key_of_canonical
 from llm_cache.records import Response, ToolUseBlock, Usage
@@ -77,7 +78,7 @@ def encode_entry(entry: StoredEntry) -> str:
             "format": STORE_FORMAT,
             "canonical": entry.canonical,
             "response": response_to_dict(entry.response),
-            "backend": entry.backend,
+            "backend": without_credentials(entry.backend),  # never a URL's password
             "created_at": entry.created_at,
             "latency_s": entry.latency_s,
             "retries": entry.retries,

@@ -28,7 +28,8 @@ def evaluated(tmp_path_factory) -> Path:
 
 def test_the_directory_holds_scores_skills_and_cache(evaluated):
     record = json.loads((evaluated / "scores.json").read_text())
-    assert record["format"] == "stratune-evaluation/1" and record["baseline"] == "initial"
+    assert record["format"] == "stratune-evaluation/2" and record["seal"]
+    assert record["baseline"] == "initial"
     assert [s["label"] for s in record["skills"]][0] == "initial"
     assert all(len(s["scores"]) == record["n"] == 24 for s in record["skills"])
     assert len(list((evaluated / "blobs").iterdir())) == 2 and (evaluated / "cache").is_dir()

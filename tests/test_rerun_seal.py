@@ -105,18 +105,38 @@ def test_a_stop_between_the_test_evaluation_and_its_seal_is_resumed(run, with_te
     assert main(["replay", str(run)]) == 0
 
 
-def test_a_run_from_before_seals_is_rerun_but_not_sealed(run, capsys):
-    """Format 1 without a seal: nothing vouches for its files, so a rerun leaves it unsealed."""
-    def legacy(data: dict) -> None:
+def test_a_seal_downgrade_is_refused_by_a_rerun(run, capsys):
+    """Format 1 without a seal, on a run its content says a sealing version made: the rerun
+    refuses it (nothing rewritten, nothing sealed) instead of rerunning it as one from before
+    seals."""
+    def downgraded(data: dict) -> None:
         data.pop("seal")
         data["format"] = 1
-    _json(run / "manifest.json", legacy)
+    _json(run / "manifest.json", downgraded)
     _json(run / "usage.json", lambda d: d["total"].__setitem__("cost", 0.0))
+    before = _files(run)
     code, said, err = _train(capsys, run)
-    assert code == 0, err
-    assert "not sealed" in said and "nothing rewritten" in said
-    data = json.loads((run / "manifest.json").read_text())
-    assert "seal" not in data and data["format"] == 1
-    assert seal.status(run).integrity is seal.Integrity.UNSEALED
-    assert main(["replay", str(run)]) == 0
-    assert "recorded before runs were sealed" in capsys.readouterr().out
+    assert code == 2 and "not sealed" in err and "seal was removed" in err, err
+    assert _files(run) == before
+    assert seal.status(run).integrity is seal.Integrity.ALTERED
+    assert main(["replay", str(run)]) == 1
+    assert "recorded before runs were sealed" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("source", ["with test scores", "without"])
+def test_a_rerun_with_the_test_evaluation_refuses_an_edited_usage(run, with_test, tmp_path,
+                                                                   capsys, source):
+    """An edited usage.json is no stop's trace while evaluation.json matches the seal (the test
+    evaluation writes evaluation.json first): `--test-eval` refuses it instead of sealing its
+    own figures over it, nothing written."""
+    if source == "with test scores":
+        run = tmp_path / "tested"
+        shutil.copytree(with_test, run)
+    _json(run / "usage.json", lambda d: d["total"].__setitem__("cost", 0.0))
+    before = _files(run)
+    code, _, err = _train(capsys, run, "--test-eval")
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "usage.json" in err and "a rerun does not seal" in err, err
+    assert "add --test-eval" not in err
+    assert _files(run) == before
+    assert seal.check(RunDir.at(run)) is not None

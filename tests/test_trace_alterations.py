@@ -22,10 +22,10 @@ import pytest
 from llm_cache.batch_journal import BatchJournal
 from llm_cache.store import CacheStore, StoredEntry, encode_entry
 from replay.rundir import seal
-from replay.rundir.serde import RULES_ADDED_LATER
 from replay.rundir.trace import RunDir
 from stratune_core.records.ids import text_id
 from tests.support.cli import main, record_in_process
+from tests.support.legacy import as_before_seals
 from tests.support.toy import expected_answer
 
 Alteration = Callable[[Path], None]
@@ -327,22 +327,6 @@ def test_a_file_put_there_after_the_run_is_detected(plain, tmp_path, capsys, nam
     assert f"{name}: " in said and said.count("\n") == 1, said
 
 
-def test_a_run_recorded_before_seals_replays_and_is_marked(tmp_path, capsys):
-    """What a committed trace from before seals looks like: format 1, no `seal` key at all,
-    and no key of the rules added since (it ran without them)."""
-    run = record_in_process(tmp_path / "legacy", **RULES_ADDED_LATER)
-    manifest = json.loads((run / "manifest.json").read_text())
-    del manifest["seal"]
-    manifest["format"] = 1
-    for name in RULES_ADDED_LATER:
-        del manifest["config"][name]
-    (run / "manifest.json").write_text(json.dumps(manifest, indent=2))
-    code, said = _replay(run, capsys)
-    assert code == 0 and "recorded before runs were sealed" in said, said
-    assert main(["view", str(run)]) == 0
-    assert "never checked" in " ".join(capsys.readouterr().out.split())
-
-
 def test_view_and_compare_mark_each_run_by_its_seal(recorded, plain, tmp_path, capsys):
     altered = tmp_path / "altered"
     shutil.copytree(recorded, altered)
@@ -352,13 +336,11 @@ def test_view_and_compare_mark_each_run_by_its_seal(recorded, plain, tmp_path, c
     assert "check FAILED:" in shown and "usage.json" in shown and "edited after the run" in shown
     assert main(["view", str(plain)]) == 0
     assert "files match the seal" in " ".join(capsys.readouterr().out.split())
-    # a run recorded before seals: the demo trace without its seal
+    # a run recorded before seals: the demo trace as the versions before seals wrote it (its
+    # events in their shape of then, else they show a sealing version made it)
     legacy = tmp_path / "legacy"
     shutil.copytree(Path(__file__).resolve().parents[1] / "traces" / "demo", legacy)
-    manifest = json.loads((legacy / "manifest.json").read_text(encoding="utf-8"))
-    del manifest["seal"]
-    manifest["format"] = 1  # written before seals: a format-2 run without its seal is ALTERED
-    (legacy / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    as_before_seals(legacy)
     assert main(["compare", str(altered), str(plain), str(legacy), "--table", "runs",
                  "--format", "csv"]) == 0
     header, *rows = csv.reader(capsys.readouterr().out.splitlines()[1:])

@@ -34,6 +34,7 @@ from llm_cache.backends.context import (
 from llm_cache.backends.openai_context import Overflow, parse_overflow, prompt_bound
 from llm_cache.backends.openai_window import ServerWindow
 from llm_cache.backends.tool_calls import chat_messages, tool_call
+from llm_cache.credentials import without_credentials
 from llm_cache.model_spec import ModelSpec, openai_sampling
 from llm_cache.records import (
     ImageBlock,
@@ -126,7 +127,8 @@ class OpenAICompatBackend(BackendBase):
         self.temperature = temperature
         self.seed = seed
         self.base_url = base_url
-        self.name = f"openai:{model}@{base_url}"
+        # the name goes into messages and the cache: never the URL's password
+        self.name = f"openai:{model}@{without_credentials(base_url)}"
         self.concurrency = concurrency
         self._url = chat_url(base_url)
         # Local servers need no key; hosted gateways read it from the usual variable.

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from llm_cache import cli as cache_cli
 from replay.bridges.specs import normalized
 from replay.input_files import resolved
 from replay.stops import flags as controls
@@ -160,6 +161,15 @@ def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
     from replay.evaluate import command as evaluate_command
 
     return evaluate_command.run(args, _task_spec(args), args.cache_dir, console)
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from replay.rundir.cache_owner import owner_locked
+
+    if args.cache_command != "prune" or args.dry_run:
+        return cache_cli.run(args)
+    with owner_locked(args.cache_dir, "cache prune"):
+        return cache_cli.run(args)
 
 
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:

@@ -182,6 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", type=directory, help="--live: run directory (default: runs/demo-live)")
     demo.set_defaults(func=handlers.cmd_demo)
     cache_cli.register(sub)
+    # pruning deletes rows: under the lock of the run (evaluation, grid) whose cache it is
+    sub.choices["cache"].set_defaults(func=handlers.cmd_cache)
     grid_cli.register(sub)
     compare_cli.register(sub)
     add_examples(sub)

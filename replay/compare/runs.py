@@ -184,7 +184,30 @@ def load_runs(paths: Iterable[str | Path]) -> list[Run]:
                         usage=run_dir.read_json(run_dir.usage),
                         evaluation=run_dir.read_json(run_dir.evaluation), coords=coords,
                         check=seal.status(path).mark))
+    _refuse_copies(runs)
     return runs
+
+
+def _refuse_copies(runs: Sequence[Run]) -> None:
+    """One recorded run in two directories (a grid cell copied beside itself, a run copied
+    into a grid) would count its scores twice: the same cell coordinates (its id aside, which
+    an edit moves with the copy), or none, with the same events and the same definition is one
+    run."""
+    seen: dict[tuple[Any, ...], Path] = {}
+    for run in runs:
+        place = None if run.coords is None else json.dumps(
+            {k: v for k, v in run.coords.items() if k != "id"}, sort_keys=True, default=str)
+        key = (place, run.record.event_digest,
+               json.dumps(run.record.run_identity(), sort_keys=True, default=str))
+        if key in seen:
+            if seen[key].resolve() == run.path.resolve():
+                raise ConfigError(f"{run.path}: given twice; compare counts each run once: "
+                                  "give it once")
+            what = "grid cell" if place is not None else "run"
+            raise ConfigError(f"{run.path}: a copy of the {what} in {seen[key]} (the same "
+                              "events and definition); compare counts each run once: leave "
+                              "one of them out, or remove the copy")
+        seen[key] = run.path
 
 
 def checks(runs: Sequence[Run]) -> str:

@@ -20,7 +20,9 @@ from replay.evaluate import flags as evaluate_flags
 from replay.evaluate.scoring import score_with_bar
 from replay.input_files import read_regular
 from replay.models import specs as models
+from replay.rundir.cache_owner import owner_locked
 from replay.rundir.lock import RunLock
+from replay.rundir.out_dir import check_out
 from replay.rundir.serde import TaskSpec
 from replay.rundir.trace import RunDir
 from replay.skills.agent_skill import is_skill_folder, read_skill_folder
@@ -77,12 +79,16 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
         if Path(cache_dir).exists() and not Path(cache_dir).is_dir():
             raise StraTuneError(f"--cache-dir {cache_dir}: is a file, not a directory; give "
                                 "the cache directory (it is created if missing)")
-        return _score(task, task_spec, skills, backend, model, split=split, cache_dir=cache_dir,
-                      concurrency=concurrency, console=console, baseline=baseline)
+        # a run's cache takes rows only under that run's lock
+        with owner_locked(cache_dir, "evaluate --cache-dir"):
+            return _score(task, task_spec, skills, backend, model, split=split,
+                          cache_dir=cache_dir, concurrency=concurrency, console=console,
+                          baseline=baseline)
     # OUT's cache starts empty, so every answer is a call: a local model's library and file are
     # checked before anything is written.
     models.check_buildable(target)
     out_dir = RunDir.at(out)
+    check_out(out_dir.path, "evaluation")
     out_dir.prepare()
     # One writer per directory: a `train` on the same --out waits for nothing and is refused.
     with RunLock.acquire(out_dir.path, "evaluate"):

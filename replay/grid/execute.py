@@ -21,6 +21,7 @@ from llm_cache.records import Role
 from replay.grid.cells import Cell, finished, write_coordinates
 from replay.run.hooks import RoundObserver, TrainHooks
 from replay.run.options import RunOptions
+from replay.rundir import seal
 from replay.rundir.trace import RunDir
 from stratune_core.records.enums import Verdict
 from stratune_core.records.errors import StraTuneError
@@ -161,7 +162,11 @@ def run_cell(cell: Cell, root: Path, env: CellEnv, *, gate: CallGate | None,
 
     root = Path(root)
     if finished(cell.path(root), cell.test_eval):
-        status = recorded_status(cell, root, "skipped")
+        # a complete cell is skipped only while its seal holds: an altered or downgraded cell
+        # is never counted as done (nor rerun over: `train` would refuse it the same way)
+        problem = seal.check(RunDir.at(cell.path(root)))
+        status = recorded_status(cell, root, "skipped") if problem is None else CellStatus(
+            id=cell.id, state="failed", message=problem)
         reporter.report(status)
         return status
     write_coordinates(cell, root)

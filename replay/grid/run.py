@@ -20,8 +20,10 @@ from replay.grid.live import Board, counts, problems, table
 from replay.grid.spec import GridError, GridSpec
 from replay.models.redact import public_text
 from replay.rundir.lock import RunLock
+from replay.rundir.out_dir import check_out
 from replay.rundir.trace import GRID_FILE, RunDir
 from replay.stops.control import StopControl
+from stratune_core.records.errors import StraTuneError
 
 EXIT_OK, EXIT_FAILED, EXIT_STOPPED, EXIT_INTERRUPTED = 0, 1, 3, 130
 MAX_JOBS = 256
@@ -91,6 +93,10 @@ def run_grid(spec: GridSpec, out: str | Path, console: Console, *, env: CellEnv 
     if RunDir.at(root).exists():
         raise GridError(f"--out {root}: holds a training run (manifest.json); give the grid a "
                         "directory of its own")
+    try:
+        check_out(out, "grid", folders=(task.name for task in spec.tasks))
+    except StraTuneError as exc:
+        raise GridError(str(exc)) from None
     if on_ready is not None:
         on_ready()
     root.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,7 @@ from replay.run.resume import checkpoint, previous_run
 from replay.run.verify import EXIT_FAILED, EXIT_OK, Labelled
 from replay.rundir import seal
 from replay.rundir.lock import RunLock
+from replay.rundir.out_dir import check_out
 from replay.rundir.serde import Manifest
 from replay.rundir.trace import SCORES, RunDir
 from replay.rundir.writer import TraceWriter
@@ -82,6 +83,7 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
         if warning is not None:
             console.print(f"[bold yellow]warning[/]: {escape(warning)}")
     run_dir = RunDir.at(out)
+    check_out(run_dir.path, "run")
     run_dir.prepare()
     try:
         with RunLock.acquire(run_dir.path):

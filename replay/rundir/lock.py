@@ -26,7 +26,9 @@ from pathlib import Path
 from stratune_core.records.errors import StraTuneError
 
 LOCK_FILE = ".lock"
-_WRITES = {"grid": "grid", "evaluate": "evaluation"}  # what each command writes; else a run
+# what each command writes; else a run
+_WRITES = {"grid": "grid", "evaluate": "evaluation", "evaluate --cache-dir": "directory's cache",
+           "cache prune": "directory's cache"}
 
 
 class RunLocked(StraTuneError):
@@ -39,7 +41,8 @@ class RunLock:
         self.path = path
 
     @classmethod
-    def acquire(cls, directory: Path, command: str = "train") -> RunLock:
+    def acquire(cls, directory: Path, command: str = "train", flag: str = "--out") -> RunLock:
+        """`flag`: the option that named the directory (the refusals say to choose another)."""
         path = directory / LOCK_FILE
         flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
@@ -49,7 +52,7 @@ class RunLock:
                 raise _not_a_lock(path, "a symbolic link") from None
             if os.path.isdir(path):
                 raise _not_a_lock(path, "a directory") from None
-            raise StraTuneError(f"--out {directory}: cannot write the run there "
+            raise StraTuneError(f"{flag} {directory}: cannot write the run there "
                                 f"({exc.strerror}); choose a writable place") from None
         try:
             info = os.fstat(fd)
@@ -68,7 +71,7 @@ class RunLock:
             raise RunLocked(
                 f"{directory}: another `stratune {holder}` (pid {pid}) is writing this "
                 f"{_WRITES.get(holder, 'run')}; "
-                "wait for it to finish, or choose another --out"
+                f"wait for it to finish, or choose another {flag}"
             ) from None
         except BaseException:
             os.close(fd)

@@ -23,18 +23,21 @@ def check_output(path: str | Path, flag: str = "--output") -> Path:
     given = Path(path).expanduser()
     resolved = given.resolve()
     for directory in (resolved.parent, *resolved.parent.parents):
-        what = _kind(directory)
+        what = kind_of(directory)
         if what is not None:
             raise StraTuneError(f"{flag} {given}: inside {what} ({directory}), which only the "
                                 "command that made it writes; write the file somewhere else")
     return given
 
 
-def _kind(directory: Path) -> str | None:
+def kind_of(directory: Path) -> str | None:
     try:
         marked = (directory / LOCK_FILE).exists() or (directory / CACHE).is_dir()
     except OSError:
         return None
     if not marked:
         return None
-    return next((what for name, what in _RECORDS.items() if (directory / name).is_file()), None)
+    found = next((what for name, what in _RECORDS.items() if (directory / name).is_file()), None)
+    if found is None and (directory / LOCK_FILE).is_file() and (directory / CACHE).is_dir():
+        return "a directory stratune is writing"  # a run before its first manifest
+    return found

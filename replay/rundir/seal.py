@@ -32,6 +32,7 @@ import xxhash
 from attrs import frozen
 
 from llm_cache.batch_journal import JOURNAL_NAME
+from replay.rundir.pre_seal import events_predate_seals
 from replay.rundir.serde import (
     SEALING_FORMAT,
     FileDigest,
@@ -42,6 +43,7 @@ from replay.rundir.serde import (
 )
 from replay.rundir.trace import CELL_FILE, EVALUATION, EVENTS, FINAL_SKILL, MANIFEST, USAGE, RunDir
 from replay.skills.agent_skill import OUT_DIR as SKILL_DIR
+from stratune_core.records.method_spec import StraTuneMethod
 
 SEALED = (EVENTS, USAGE, EVALUATION, FINAL_SKILL, JOURNAL_NAME, CELL_FILE)
 SEAL_KEY = "seal"
@@ -160,29 +162,53 @@ def check(run_dir: RunDir) -> str | None:
     return next((m.problem for m in mismatches(run_dir)), None)
 
 
+# StraTune's prompt versions that existed before runs were sealed; every baseline, hybrid, agent
+# task and skill folder came later (and the replay refuses a run whose prompt version is not
+# the one this stratune builds).
+PRE_SEAL_PROMPT_VERSIONS = frozenset({"1", "2", "3"})
+
+
+def predates_seals(run_dir: RunDir, manifest: Manifest) -> bool:
+    """Whether the run's own content allows a version from before seals to have written it:
+    its event log first (`pre_seal`: the replay recomputes it), then what the manifest says it
+    was made with. Never its `format`."""
+    method = manifest.method
+    return (isinstance(method, StraTuneMethod) and method.generator is None
+            and manifest.prompt_version in PRE_SEAL_PROMPT_VERSIONS
+            and manifest.toolbox is None and manifest.task.skill is None
+            and manifest.task.kind is None and events_predate_seals(run_dir.events))
+
+
 def _unsealed(run_dir: RunDir, manifest: Manifest, data: dict) -> str | None:
-    """A finished run written by a version that seals (manifest format 2, or an older manifest
-    with the key) and holds no seal: its seal was taken out (a finished run of format 2 is
-    sealed in the write that finishes it)."""
-    sealing = data.get(FORMAT_KEY) == SEALING_FORMAT or SEAL_KEY in data
+    """A finished run without a seal that a version that seals wrote (its content says so:
+    `predates_seals`; a manifest of format 2 or with the key says so too): its seal was taken
+    out (a finished run is sealed in the write that finishes it)."""
+    sealing = (data.get(FORMAT_KEY) == SEALING_FORMAT or SEAL_KEY in data
+               or not predates_seals(run_dir, manifest))
     if not (manifest.finished and sealing):
         return None
     return (f"{run_dir.manifest}: the run finished but is not sealed (its seal was removed, "
-            "or it stopped before it was sealed); `stratune replay` recomputes what it can, "
-            "a rerun does not seal it: record the run again under another --out")
+            "or it stopped before it was sealed: its events show a version that seals wrote "
+            "it, whatever its \"format\" says); `stratune replay` recomputes what it can, a "
+            "rerun does not seal it: record the run again under another --out")
 
 
 def rerun_problem(run_dir: RunDir, rewritten: frozenset[str]) -> str | None:
     """Before a rerun of a finished run: None when every file it will not rewrite itself
     (`rewritten`) still matches the seal, else one line naming the first that does not. A
     stop between a test evaluation and its seal leaves evaluation.json and usage.json newer
-    than the seal: a rerun with the test evaluation writes both again."""
-    for mismatch in mismatches(run_dir):
+    than the seal: a rerun with the test evaluation writes both again. Only such a stop: a
+    usage.json that differs while evaluation.json still matches the seal was edited (the test
+    evaluation writes evaluation.json first), and the rerun would seal its own figures over it."""
+    found = list(mismatches(run_dir))
+    stopped_in_test = any(m.name == EVALUATION for m in found)
+    for mismatch in found:
         if mismatch.unsealed:
             return mismatch.problem
-        if mismatch.name not in rewritten:
+        if mismatch.name not in rewritten or not stopped_in_test:
             stopped = (" (a stop during the test evaluation leaves it so: add --test-eval)"
-                       if mismatch.name in TEST_EVALUATION_FILES and not rewritten else "")
+                       if mismatch.name in TEST_EVALUATION_FILES and stopped_in_test
+                       and not rewritten else "")
             return (f"{mismatch.problem}{stopped}; a rerun does not seal files edited after "
                     "the run finished: restore it, or record the run again under another --out")
     return None
