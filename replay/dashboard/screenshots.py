@@ -39,8 +39,8 @@ def trace_grid(out: Path, traces: Path = ROOT / "traces") -> Path:
     for trace in sorted(p for p in traces.iterdir() if (p / MANIFEST).is_file()):
         manifest = manifest_from_json((trace / MANIFEST).read_text(encoding="utf-8"))
         task = manifest.task.spec
-        method = trace.name.removeprefix(task).removeprefix("-").removesuffix(
-            f"-seed{manifest.seed}") or "full"
+        method = trace.name.removeprefix(task).removesuffix(
+            f"-seed{manifest.seed}").removeprefix("-") or "full"
         # no grid_cell.json: the seal covers a cell's coordinates, and these runs were
         # recorded without any; `compare` names their methods from the manifests
         shutil.copytree(trace, out / task / PAIR / method / f"seed{manifest.seed}")
