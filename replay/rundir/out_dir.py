@@ -37,6 +37,7 @@ from replay.skills.agent_skill import OUT_DIR as SKILL_DIR
 from replay.stops.control import STOP_FILE
 from stratune_core.records.errors import StraTuneError
 
+GRID_MARKER = ".stratune-grid"  # replay.grid.ship.MARKER (rundir sits below grid)
 CELL_LOG = "train.log"  # a grid cell's terminal output (`replay/grid/execute.py`)
 TASK_FOLDER = "task"  # the rows of a task given to the Python API in memory (`api/data_task.py`)
 # Another kind's record is not refused here: `train`, `evaluate` and `grid` each refuse a
@@ -46,7 +47,8 @@ ENTRIES = {
     "run": frozenset({EVENTS, BLOBS, CACHE, USAGE, FINAL_SKILL, EVALUATION, CELL_FILE,
                       JOURNAL_NAME, SKILL_DIR, CELL_LOG, LOCK_FILE, STOP_FILE, TASK_FOLDER}),
     "evaluation": frozenset({BLOBS, CACHE, LOCK_FILE, TASK_FOLDER}),
-    "grid": frozenset({LOCK_FILE, STOP_FILE}),
+    # GRID_MARKER: the token a Ray grid writes so that a node can tell it sees the directory
+    "grid": frozenset({LOCK_FILE, STOP_FILE, GRID_MARKER}),
 }
 _OWN_RECORD = {"run": frozenset({MANIFEST}), "evaluation": frozenset({SCORES}),
                "grid": frozenset({GRID_FILE})}
