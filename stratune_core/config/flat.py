@@ -12,9 +12,10 @@ import enum
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
+import attrs
 from attrs import frozen
 
-from stratune_core.config.mechanisms import MECHANISMS, counted, defaults, flat_keys
+from stratune_core.config.mechanisms import MECHANISMS, counted, defaults, flat_keys, to_record
 from stratune_core.records.errors import ConfigError
 
 
@@ -140,3 +141,23 @@ def nest(data: Mapping[str, Any]) -> dict[str, Any]:
         except MechanismOff:
             continue
     return out
+
+
+def flat_changes(config: Any, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """`Config.replace`'s changes with every flat key folded into its mechanism's record: a
+    parameter needs its mechanism on (on `config`, or turned on by `changes`)."""
+    direct = {k: v for k, v in changes.items() if not is_flat(k, v)}
+    for key in ordered(changes):
+        if not is_flat(key, changes[key]):
+            continue
+        param, value = flat_keys()[key], changes[key]
+        record = to_record(param.mechanism)(direct.get(param.mechanism,
+                                                       getattr(config, param.mechanism)))
+        if param.is_switch and is_off_count(value):
+            direct[param.mechanism] = None
+        elif record is None and not param.is_switch:
+            raise MechanismOff.of(key)
+        else:
+            record = MECHANISMS[param.mechanism]() if record is None else record
+            direct[param.mechanism] = attrs.evolve(record, **{param.name: value})
+    return direct

@@ -25,9 +25,8 @@ from stratune_core.config.checks import (
     non_empty_text,
     number,
 )
-from stratune_core.config.flat import MechanismOff, is_flat, is_off_count, ordered
+from stratune_core.config.flat import flat_changes
 from stratune_core.config.mechanisms import (
-    MECHANISMS,
     AffordabilityGuards,
     BranchSaves,
     DonorSalvage,
@@ -41,7 +40,6 @@ from stratune_core.config.mechanisms import (
     StrategyFloors,
     VerifiedFixes,
     Warmup,
-    flat_keys,
     to_record,
 )
 from stratune_core.config.operators import Operator, to_form_menu, to_operator
@@ -286,20 +284,7 @@ class Config:
     def replace(self, **changes: object) -> Config:
         """`changes` may name a mechanism's parameter by its flat key (`i2_window_drafts=2`)
         when the mechanism is on (or turned on by `changes`)."""
-        direct = {k: v for k, v in changes.items() if not is_flat(k, v)}
-        for key in ordered(changes):
-            if not is_flat(key, changes[key]):
-                continue
-            param, value = flat_keys()[key], changes[key]
-            record = direct.get(param.mechanism, getattr(self, param.mechanism))
-            record = to_record(param.mechanism)(record)
-            if param.is_switch and is_off_count(value):
-                direct[param.mechanism] = None
-            elif record is None and not param.is_switch:
-                raise MechanismOff.of(key)
-            else:
-                record = MECHANISMS[param.mechanism]() if record is None else record
-                direct[param.mechanism] = attrs.evolve(record, **{param.name: value})
+        direct = flat_changes(self, changes)
         try:
             return attrs.evolve(self, **direct)
         except TypeError as exc:  # unknown field name

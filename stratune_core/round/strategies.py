@@ -14,10 +14,11 @@ from stratune_core.config.operators import available_forms
 from stratune_core.feedback.execution import Feedback, build_feedback
 from stratune_core.operators.refinement import WindowDraft
 from stratune_core.prompts.templates import generation_prompt
-from stratune_core.records.enums import Form, Purpose, Reason, Stage, Strategy, Verdict
+from stratune_core.records.enums import Form, Purpose, Reason, Strategy, Verdict
 from stratune_core.round.candidate_eval import Submission, evaluate_candidate
 from stratune_core.round.candidates import Prepared, prepare_candidate
-from stratune_core.round.execute import execute_groups, mean_score
+from stratune_core.round.draft_ranking import rank_drafts, submits
+from stratune_core.round.execute import execute_groups
 from stratune_core.round.generation import generate, generation_budget, pick
 from stratune_core.round.i2_window import add_draft
 from stratune_core.round.i3_submission import pick_submissions
@@ -26,12 +27,10 @@ from stratune_core.round.ranking_smoke import smoke_drafts
 from stratune_core.state.candidate_events import (
     CandidateDecided,
     CandidateInvalid,
-    CandidateUnaffordable,
     DraftsRanked,
     RefinementAdvanced,
 )
 from stratune_core.state.context import Env
-from stratune_core.state.events import Event
 from stratune_core.state.history import HistoryEntry, OperatorChoice
 from stratune_core.state.state import State
 from stratune_core.state.trail import Result, Trail
@@ -103,42 +102,6 @@ def direct_revision(state: State, env: Env, rng: np.random.Generator, choice: Op
     return trail.result()
 
 
-Ranking = tuple[tuple[float, ...], float]  # the drafts' scores on the subset, the reference's
-
-
-def submits(score: float, reference_score: float) -> bool:
-    """Paper: each candidate is submitted as soon as it is generated, and I2 submits the drafts
-    that score higher on the common subset. One draft per step is compared with s~ alone, so a
-    draft goes on unless s~ beats it: a tie on a subset of a dozen samples says nothing against
-    the draft, and candidate evaluation, on more samples, decides (an evaluated draft may then
-    become the intermediate skill even if it does not replace s_t)."""
-    return score >= reference_score - 1e-12
-
-
-def _rank(
-    state: State, env: Env, reference: str, drafts: list[Prepared], strategy: Strategy
-) -> tuple[State, list[Event], Ranking | None]:
-    ids = state.ranking_ids
-    groups = [(reference, ids)] + [(p.candidate_id, ids) for p in drafts]
-    state, charged, admitted = execute_groups(state, env, groups, purpose=Purpose.RANKING)
-    events: list[Event] = list(charged)
-    if not admitted:
-        for p in drafts:
-            events.append(CandidateUnaffordable(
-                round=state.round, candidate_id=p.candidate_id, stage=Stage.SCREENING,
-                cost=len(ids) * len(groups), remaining=state.budget.remaining_before_reserve,
-            ))
-            entry = HistoryEntry(
-                round=state.round, strategy=strategy, form=p.form, candidate_id=p.candidate_id,
-                theme=p.theme, verdict=Verdict.UNAFFORDABLE, reasons=(Reason.UNAFFORDABLE,),
-            )
-            state = state.evolve(history=state.history.add_entry(entry))
-        return state, events, None
-    ref_score = mean_score(state, reference, ids)
-    return state, events, (tuple(mean_score(state, p.candidate_id, ids) for p in drafts),
-                           ref_score)
-
-
 def _base_feedback(trail: Trail, env: Env, base: str) -> Feedback | None:
     """What I2 critiques: the executions of the intermediate skill itself on the round's batch,
     not those of s_t (None: they cannot be paid for)."""
@@ -176,7 +139,7 @@ def _ranked_draft(trail: Trail, env: Env, base: str, fb: Feedback,
     if draft is None or not trail.take(smoke_drafts(trail.state, env, base, [draft],
                                                     Strategy.I2)):
         return None
-    ranking = trail.take(_rank(trail.state, env, base, [draft], Strategy.I2))
+    ranking = trail.take(rank_drafts(trail.state, env, base, [draft], Strategy.I2))
     if ranking is None:
         return None
     (score,), base_score = ranking
@@ -269,7 +232,7 @@ def parallel_sampling(state: State, env: Env, rng: np.random.Generator, choice: 
     drafts = trail.take(smoke_drafts(trail.state, env, parent, drafts, Strategy.I3))
     if not drafts:
         return trail.result()
-    ranking = trail.take(_rank(trail.state, env, parent, drafts, Strategy.I3))
+    ranking = trail.take(rank_drafts(trail.state, env, parent, drafts, Strategy.I3))
     if ranking is None:
         return trail.result()
     scores, ref_score = ranking
