@@ -52,3 +52,16 @@ def test_with_out_it_is_refused_before_anything_is_written(no_llama, tmp_path, c
     assert stratune([*no_llama, "--out", str(tmp_path / "eval")]) == 2
     assert "llama-cpp-python" in capsys.readouterr().err
     assert not (tmp_path / "eval").exists()
+
+
+def test_cache_dir_beside_out_is_refused_not_ignored(no_llama, tmp_path, capsys):
+    # OUT keeps its own cache; a --cache-dir beside it would silently go unread and every
+    # answer would be paid again
+    cache = shutil.copytree(TRACE / "cache", tmp_path / "cache")
+    rows = sorted(p.stat().st_size for p in cache.rglob("*") if p.is_file())
+    code = stratune([*no_llama, "--cache-dir", str(cache), "--out", str(tmp_path / "eval")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "give --out or --cache-dir, not both" in err
+    assert not (tmp_path / "eval").exists()
+    assert sorted(p.stat().st_size for p in cache.rglob("*") if p.is_file()) == rows

@@ -160,7 +160,12 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
 def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
     from replay.evaluate import command as evaluate_command
 
-    return evaluate_command.run(args, _task_spec(args), args.cache_dir, console)
+    if args.out is not None and args.cache_dir is not None:
+        # OUT's own cache is the one its replay re-checks: another one would go unread
+        raise StraTuneError(f"--cache-dir {args.cache_dir}: an evaluation with --out keeps its "
+                            "answers in OUT/cache; give --out or --cache-dir, not both")
+    cache_dir = args.cache_dir or cache_cli.DEFAULT_CACHE_DIR
+    return evaluate_command.run(args, _task_spec(args), cache_dir, console)
 
 
 def cmd_cache(args: argparse.Namespace) -> int:

@@ -118,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     _task_flags(ev)
     ev.add_argument("--target", required=True, help="target model spec")
     ev.add_argument("--split", default="test", choices=("test", "train"))
-    ev.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
+    ev.add_argument("--cache-dir", help=f"the cache to read and fill (default {DEFAULT_CACHE_DIR}; "
+                    "not with --out, whose directory keeps its own)")
     ev.add_argument("--concurrency", type=at_least(1), default=8)
     evaluate_flags.add_flags(ev)
     ev.set_defaults(func=handlers.cmd_evaluate)
