@@ -125,3 +125,15 @@ def test_each_methods_own_events_join_the_trace_and_the_viewer_once():
     for view in views:
         assert view.event.__module__.startswith("stratune_core.methods.")
         assert event_line.dispatch(view.event) is not event_line.dispatch(object)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.method.value)
+def test_the_shells_notes_read_each_entrys_own_causes_and_target_calls(entry):
+    """A stop note and compare's token notes name what the entry says, and nothing is lost."""
+    from replay.compare.tokens import TARGET_CALLS
+    from replay.stops.notes import stop_note
+    for reason, note in entry.stop_notes:
+        assert f"Under --method {entry.method.value}: {note}" in (stop_note(reason) or "")
+    if entry.target_writes is not None:
+        assert entry.target_writes in TARGET_CALLS
+    assert TARGET_CALLS.startswith("executions")

@@ -19,18 +19,17 @@ from replay.tasks.registry import DATASETS
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import FormMenu
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.method_spec import Method
+from stratune_core.records.method_spec import Method, default_method
 from stratune_core.round.registry import METHODS, entry_of, hybrid_label
 from stratune_core.selection.selectors.scripted import ReplaySequence
 from stratune_core.state.events import Event, RunFinished, RunStarted
 
 E = TypeVar("E")
 
-METHOD = METHODS[Method.STRATUNE].label
+METHOD = entry_of(default_method()).label
 # The baselines' labels, by the method a manifest records, in the registry's order (the paper's,
 # Table 2's rows): the methods table and every table by method follow it.
-BASELINE_LABELS: Mapping[Method, str] = {m: e.label for m, e in METHODS.items()
-                                         if m is not Method.STRATUNE}
+BASELINE_LABELS: Mapping[Method, str] = {m: e.label for m, e in METHODS.items() if e.baseline}
 # Table 4's hybrids, by the method whose candidate generation runs in StraTune's rounds
 HYBRID_LABELS: Mapping[Method, str] = {m: e.hybrid for m, e in METHODS.items()
                                        if e.hybrid is not None}
@@ -101,7 +100,7 @@ def method_of(run: Run) -> str:
     """The paper's name for what this run changes against the full method; else the grid's
     ablation name, else the changed fields."""
     method = run.record.method
-    if method.method is not Method.STRATUNE:  # its config holds StraTune's defaults: no ablation
+    if entry_of(method).baseline:  # its config holds StraTune's defaults: no ablation
         return entry_of(method).label
     if (hybrid := hybrid_label(method)) is not None:
         return hybrid

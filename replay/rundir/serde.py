@@ -27,7 +27,7 @@ from stratune_core.prompts.templates import PROMPT_VERSION
 from stratune_core.records.enums import Strategy
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.ids import text_id
-from stratune_core.records.method_spec import MethodSpec, StraTuneMethod
+from stratune_core.records.method_spec import OMIT_IF_DEFAULT, MethodSpec, default_method
 from stratune_core.round.registry import TraceEvent, prompt_version_of
 from stratune_core.selection.selectors.scripted import ReplaySequence
 from stratune_core.state.events import Event, SkillAdded
@@ -58,9 +58,9 @@ def trace_converter() -> cattrs.Converter:
         TaskSpec, converter, skill=override(omit_if_default=True),
         skill_parts=override(omit_if_default=True), tools=override(omit_if_default=True),
         max_turns=override(omit_if_default=True), kind=override(omit_if_default=True)))
-    # StraTune's own generation is written without the key, as before the hybrids existed
-    converter.register_unstructure_hook(StraTuneMethod, make_dict_unstructure_fn(
-        StraTuneMethod, converter, generator=override(omit_if_default=True)))
+    for spec, later in OMIT_IF_DEFAULT.items():  # a method's field added later: only when set
+        converter.register_unstructure_hook(spec, make_dict_unstructure_fn(
+            spec, converter, **{name: override(omit_if_default=True) for name in later}))
     configure_tagged_union(MethodSpec, converter, tag_name=TAG)  # again: it took the old hook
     # a run without tools is written without the key, as before agent episodes existed; built
     # last, since a generated hook takes its fields' hooks (the method union's) as they are now
@@ -222,7 +222,7 @@ class Manifest:
     config: Config
     # The training method and its settings; absent in manifests written before the baselines
     # existed, which are StraTune runs.
-    method: MethodSpec = field(factory=StraTuneMethod)
+    method: MethodSpec = field(factory=default_method)
     # The version of the method's prompts the run was made with (`round/registry.prompt_version_of`).
     prompt_version: str = PROMPT_VERSION
     # A `replay:` selector's recorded sequence by round (null: no strategy recorded in that

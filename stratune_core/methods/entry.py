@@ -20,6 +20,7 @@ from stratune_core.budget.admission import Budget
 from stratune_core.config.knobs import Config
 from stratune_core.methods.event_view import EventView
 from stratune_core.methods.proposal import Propose
+from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_spec import Method
 from stratune_core.records.task import Task
@@ -85,8 +86,18 @@ class MethodEntry:
     hybrid: str | None = None
     # the settings as the run records them for its target: `fit(spec, takes_temperature)`
     fit: Callable[[Any, bool], Any] | None = None
+    # what to do about a stop reason when this method is its cause (the shell's stop notes)
+    stop_notes: tuple[tuple[StopReason, str], ...] = ()
+    # what the target writes outside the budget besides its executions (compare's notes)
+    target_writes: str | None = None
     propose: Propose | None = None  # its candidate generation in a hybrid, with `hybrid`
     events: tuple[EventView, ...] = ()
+
+    @property
+    def baseline(self) -> bool:
+        """A baseline's settings are its own record, not the Config: it has no profiles, no
+        ablations, and its plan is its `estimate` (StraTune's is the run's own shape)."""
+        return self.config_fields is not None
 
 
 def validation_size(frac: float, n_train: int) -> int:

@@ -23,7 +23,7 @@ from stratune_core.methods.event_view import EventView
 from stratune_core.prompts.templates import PROMPT_VERSION
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_events import STEP_EVENTS as SHARED_STEPS
-from stratune_core.records.method_spec import Method, MethodSpec, StraTuneMethod
+from stratune_core.records.method_spec import Method, MethodSpec, StraTuneMethod, generator_of
 from stratune_core.records.task import Task
 from stratune_core.round.run import iterate
 from stratune_core.state.events import EVENT_TYPES
@@ -72,13 +72,13 @@ def packages_of(spec: MethodSpec) -> tuple[str, ...]:
     run records their versions, and `replay` names one that moved (a hybrid runs its generator's
     method's package)."""
     found = entry_of(spec).packages
-    if isinstance(spec, StraTuneMethod) and spec.generator is not None:
-        found += generator_entry(spec.generator).packages
+    if (generator := generator_of(spec)) is not None:
+        found += generator_entry(generator).packages
     return found
 
 
 def hybrid_label(spec: MethodSpec) -> str | None:
     """Compare's label of a hybrid run (Table 4), None for any other run."""
-    if isinstance(spec, StraTuneMethod) and spec.generator is not None:
-        return generator_entry(spec.generator).hybrid
+    if (generator := generator_of(spec)) is not None:
+        return generator_entry(generator).hybrid
     return None
