@@ -90,6 +90,10 @@ class Provider:
     credentials: Credentials = Credentials()
     endpoint: Callable[[ModelSpec], str] = lambda parsed: parsed.provider
     check: str | None = None  # `module:function(parsed, public spec)`, raising SpecError
+    # the model name inside a spec's body (checked for spaces before anything is sent), and
+    # whether a name may hold spaces (a file path may)
+    model_name: Callable[[str], str] = lambda body: body
+    spaced_names: bool = False
 
     def backend_class(self) -> Any:
         return _load(self.backend)
@@ -119,10 +123,11 @@ PROVIDERS: Mapping[str, Provider] = {
                        options=PROVIDER_OPTIONS["openai"],
                        credentials=Credentials(also=("OPENAI_API_KEY",)),
                        endpoint=lambda parsed: f"openai:{parsed.option('base_url')}",
+                       model_name=lambda body: body.partition("@")[0],
                        check="llm_cache.access:check_reachable"),
     "llamacpp": Provider(form="llamacpp:<gguf path>", parse=_llamacpp,
                          backend="llm_cache.backends.llamacpp:LlamaCppBackend",
-                         options=PROVIDER_OPTIONS["llamacpp"]),
+                         options=PROVIDER_OPTIONS["llamacpp"], spaced_names=True),
 }
 _FORMS = (" | ".join(p.form for p in PROVIDERS.values())
           + " (options after '?', e.g. ?threads=2&mode=reset)")

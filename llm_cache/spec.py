@@ -70,8 +70,10 @@ def _check_names(spec: str, provider: str, body: str, options: Options) -> None:
     and answered with a 404 after retries); only options the provider takes."""
     if spec != spec.strip() or provider != provider.strip():
         raise SpecError(f"model spec {spec!r}: remove the spaces around it")
-    model = body.partition("@")[0] if provider == "openai" else body
-    if model != model.strip() or (provider != "llamacpp" and any(c.isspace() for c in model)):
+    row = PROVIDERS.get(provider)
+    model = row.model_name(body) if row is not None else body
+    if model != model.strip() or (not (row is not None and row.spaced_names)
+                                  and any(c.isspace() for c in model)):
         raise SpecError(f"model spec {spec!r}: the model name {model!r} holds a space; "
                         "remove it")
     known = PROVIDERS[provider].options if provider in PROVIDERS else None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from stratune_core.operators.forms import (
-    FORM_DESCRIPTIONS,
     STRATEGY_DESCRIPTIONS,
     OfferedExample,
     added_lines,
@@ -14,6 +13,7 @@ from stratune_core.operators.forms import (
     format_lines,
 )
 from stratune_core.records.enums import Form, Strategy
+from stratune_core.records.form_spec import FORM_SPECS, form_spec
 
 SKILL = """# Solving word puzzles
 Read the word carefully.
@@ -32,10 +32,10 @@ OFFERED = (
 
 
 def test_every_form_and_strategy_is_described():
-    assert set(FORM_DESCRIPTIONS) == set(Form)
+    assert {s.form for s in FORM_SPECS} == set(Form)
     assert set(STRATEGY_DESCRIPTIONS) == set(Strategy)
-    assert all(len(d) > 40 for d in FORM_DESCRIPTIONS.values())
-    assert "rewrite" in FORM_DESCRIPTIONS[Form.F4] and "example" in FORM_DESCRIPTIONS[Form.F2]
+    assert all(len(s.description) > 40 for s in FORM_SPECS)
+    assert "rewrite" in form_spec(Form.F4).description and "example" in form_spec(Form.F2).description
     assert STRATEGY_DESCRIPTIONS[Strategy.I3].startswith("Parallel Sampling")
 
 
@@ -83,8 +83,8 @@ def test_f4_keeps_only_the_markup_the_scorer_parses():
 
 
 def test_the_f4_description_does_not_freeze_the_format():
-    assert "word for word" not in FORM_DESCRIPTIONS[Form.F4]
-    assert "output-format" not in FORM_DESCRIPTIONS[Form.F4]
+    assert "word for word" not in form_spec(Form.F4).description
+    assert "output-format" not in form_spec(Form.F4).description
 
 
 def test_added_lines_is_a_multiset_difference_without_headings():

@@ -102,3 +102,38 @@ def test_the_adding_a_method_recipe_names_the_files_a_method_touches():
     assert "stratune_core/methods/trace2skill.py" in named
     assert {p for p in named - listed if not p.startswith("stratune_core/methods/trace2skill")} \
         == set()
+
+
+@pytest.mark.parametrize("generator", list(Generator))
+def test_every_generator_has_its_methods_candidate_generation(generator):
+    entry = METHODS[Method(generator.value)]
+    assert entry.propose is not None and entry.hybrid is not None
+
+
+def test_each_methods_own_events_join_the_trace_and_the_viewer_once():
+    """Every view's event is in the trace's union once, the viewer's log shows its line, and
+    the progress display counts exactly the events the views mark as steps."""
+    from replay.viewer import event_line
+    from stratune_core.records.method_events import STEP_EVENTS as SHARED
+    from stratune_core.round.registry import EVENT_VIEWS, STEP_EVENTS, TRACE_EVENT_TYPES
+    from stratune_core.state.events import EVENT_TYPES
+    views = [v for e in ENTRIES for v in e.events]
+    assert len({v.event for v in views}) == len(views)
+    assert not set(EVENT_VIEWS) & set(EVENT_TYPES)  # a method's own event lives with it
+    assert len(set(TRACE_EVENT_TYPES)) == len(TRACE_EVENT_TYPES)
+    assert set(STEP_EVENTS) == set(SHARED) | {v.event for v in views if v.step}
+    for view in views:
+        assert view.event.__module__.startswith("stratune_core.methods.")
+        assert event_line.dispatch(view.event) is not event_line.dispatch(object)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.method.value)
+def test_the_shells_notes_read_each_entrys_own_causes_and_target_calls(entry):
+    """A stop note and compare's token notes name what the entry says, and nothing is lost."""
+    from replay.compare.tokens import TARGET_CALLS
+    from replay.stops.notes import stop_note
+    for reason, note in entry.stop_notes:
+        assert f"Under --method {entry.method.value}: {note}" in (stop_note(reason) or "")
+    if entry.target_writes is not None:
+        assert entry.target_writes in TARGET_CALLS
+    assert TARGET_CALLS.startswith("executions")

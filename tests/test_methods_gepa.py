@@ -13,6 +13,7 @@ from llm_cache.records import Request, Response
 from stratune_core.config.knobs import Config
 from stratune_core.config.serde import unstructure
 from stratune_core.methods import gepa_prompts
+from stratune_core.methods.gepa_events import GepaIteration
 from stratune_core.records.enums import StopReason
 from stratune_core.records.method_spec import GepaMethod
 from stratune_core.records.purposes import MethodPurpose
@@ -32,13 +33,13 @@ def test_a_run_splits_80_20_and_learns_within_the_budget():
     assert sorted(split.fit_ids + split.validation_ids) == sorted(f"s{i:03d}" for i in range(48))
     assert unattributed(events, 6 * 48) is None
     assert any(rule in state.text(events[-1].final_id) for rule in RULES.values())
-    assert _of(events, ev.GepaIteration)
+    assert _of(events, GepaIteration)
 
 
 def test_minibatches_of_three_from_the_fit_side_and_validation_on_the_other():
     events, _, _ = run_method(GepaMethod(), Config(seed=4), ToyTask(n_train=30))
     split = _of(events, ev.SplitMade)[0]
-    for it in _of(events, ev.GepaIteration):
+    for it in _of(events, GepaIteration):
         assert len(it.minibatch_ids) == 3 and set(it.minibatch_ids) <= set(split.fit_ids)
     for e in _of(events, ev.TargetExecuted):
         side = split.validation_ids if e.purpose is MethodPurpose.VALIDATION else split.fit_ids
@@ -52,7 +53,7 @@ def test_the_pool_grows_only_by_strictly_better_proposals_and_the_final_is_its_b
     for seed in range(4):
         events, _, _ = run_method(GepaMethod(), Config(seed=seed), ToyTask(n_train=36))
         pool = [events[0].initial_skill_id]
-        for it in _of(events, ev.GepaIteration):
+        for it in _of(events, GepaIteration):
             assert it.parent_id in pool
             if it.candidate_id is not None:
                 better = sum(it.candidate_scores) > sum(it.parent_scores)
@@ -74,7 +75,7 @@ def test_the_pool_grows_only_by_strictly_better_proposals_and_the_final_is_its_b
 
 def test_parent_scores_are_the_ledgers_and_nothing_is_paid_twice():
     events, state, _ = run_method(GepaMethod(), Config(seed=5), ToyTask(n_train=36))
-    for it in _of(events, ev.GepaIteration):
+    for it in _of(events, GepaIteration):
         if it.parent_scores:
             assert it.parent_scores == state.ledger.scores(it.parent_id, it.minibatch_ids)
     pairs = [(e.skill_id, x) for e in _of(events, ev.TargetExecuted) for x in e.sample_ids]
@@ -98,14 +99,14 @@ def test_same_seed_same_events_and_max_rounds():
     a, _, _ = run_method(GepaMethod(), Config(seed=9, max_rounds=6), ToyTask(n_train=36))
     b, _, _ = run_method(GepaMethod(), Config(seed=9, max_rounds=6), ToyTask(n_train=36))
     assert [unstructure(e) for e in a] == [unstructure(e) for e in b]
-    assert a[-1].reason is StopReason.MAX_ROUNDS and len(_of(a, ev.GepaIteration)) == 6
+    assert a[-1].reason is StopReason.MAX_ROUNDS and len(_of(a, GepaIteration)) == 6
 
 
 def test_other_seeds_draw_other_minibatches():
     def draws(seed):
         events, _, _ = run_method(GepaMethod(), Config(seed=seed, max_rounds=4),
                                   ToyTask(n_train=36))
-        return [it.minibatch_ids for it in _of(events, ev.GepaIteration)]
+        return [it.minibatch_ids for it in _of(events, GepaIteration)]
 
     assert draws(1) != draws(2)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import stratune_core.state.events as ev
 from llm_cache.records import CallKind, Response, Role, Usage
 from stratune_core.config.knobs import Config
+from stratune_core.methods.iter_cot_events import ExemplarsChosen, RevisionRound, SummaryChecked
 from stratune_core.methods.iter_cot_prompts import EXEMPLARS_HEADER, REVISE, REVISE_AGAIN, SUMMARY
 from stratune_core.records.enums import StopReason
 from stratune_core.records.method_spec import IterCotMethod
@@ -36,7 +37,7 @@ def test_revisions_count_and_summaries_do_not():
     construction = [e for e in charged if e.purpose is MethodPurpose.CONSTRUCTION]
     revisions = [e for e in charged if e.purpose is MethodPurpose.REVISION]
     assert len(construction[0].sample_ids) == 48
-    rounds = _of(events, ev.RevisionRound)
+    rounds = _of(events, RevisionRound)
     assert [len(e.sample_ids) for e in revisions] == [len(r.revised) for r in rounds]
     revise_calls = [r for r in llm.calls if r.kind is CallKind.TARGET_EXECUTION
                     and r.messages[-1].text() in (REVISE, REVISE_AGAIN)]
@@ -46,14 +47,14 @@ def test_revisions_count_and_summaries_do_not():
     assert len(firsts) == len(rounds[0].revised) and len(rounds) > 1
     assert all(sum(m.text() in (REVISE, REVISE_AGAIN) for m in r.messages) == 1 for r in firsts)
     summaries = [r for r in llm.calls if r.kind is CallKind.SUMMARY]
-    assert len(summaries) == len(_of(events, ev.SummaryChecked)) > 0
+    assert len(summaries) == len(_of(events, SummaryChecked)) > 0
     assert events[-1].spent == 48 + len(revise_calls)
 
 
 def test_revisions_stop_early_and_never_pass_six():
     for seed in range(4):
         events, _, _ = run_method(IterCotMethod(), Config(seed=seed), ToyTask(n_train=40))
-        rounds = _of(events, ev.RevisionRound)
+        rounds = _of(events, RevisionRound)
         assert 1 <= len(rounds) <= 6
         assert all(r.corrected for r in rounds[:-1])  # only the last may correct nothing
         if len(rounds) < 6:
@@ -66,11 +67,11 @@ def test_exemplars_are_kept_summaries_of_corrected_answers_only():
     """The paper's pool and the released pipeline's: a summary of a corrected answer, kept only
     if still right; an answer right at once (zero-shot) is never an exemplar."""
     events, state, _ = run_method(IterCotMethod(), Config(seed=5), ToyTask(n_train=48))
-    chosen = _of(events, ev.ExemplarsChosen)[0]
-    checked = _of(events, ev.SummaryChecked)
+    chosen = _of(events, ExemplarsChosen)[0]
+    checked = _of(events, SummaryChecked)
     kept = {e.sample_id for e in checked if e.kept}
-    corrected = {x for r in _of(events, ev.RevisionRound) for x in r.corrected}
-    revised_first = set(_of(events, ev.RevisionRound)[0].revised)
+    corrected = {x for r in _of(events, RevisionRound) for x in r.corrected}
+    revised_first = set(_of(events, RevisionRound)[0].revised)
     construction = _of(events, ev.TargetExecuted)[0]
     zero_shot_right = set(construction.sample_ids) - revised_first
     assert zero_shot_right and kept and len(kept) < len(checked)
@@ -93,8 +94,8 @@ def test_with_no_kept_summary_the_final_skill_is_the_initial_skill():
     """Zero-shot answers do not fill an empty pool: the final skill is the initial one."""
     events, state, _ = run_method(IterCotMethod(), Config(seed=5), ToyTask(n_train=48),
                                   target=_no_summary_right)
-    assert _of(events, ev.SummaryChecked) and not any(e.kept for e in _of(events, ev.SummaryChecked))
-    assert _of(events, ev.ExemplarsChosen)[0].pool == 0
+    assert _of(events, SummaryChecked) and not any(e.kept for e in _of(events, SummaryChecked))
+    assert _of(events, ExemplarsChosen)[0].pool == 0
     assert state.text(events[-1].final_id) == INITIAL_SKILL
     assert events[-1].final_id == events[0].initial_skill_id
 
@@ -104,7 +105,7 @@ def test_a_small_budget_limits_construction_and_revisions():
                               ToyTask(n_train=48))
     assert unattributed(events, 30) is None
     assert events[-1].reason is StopReason.BUDGET
-    assert len(_of(events, ev.ExemplarsChosen)[0].sample_ids) <= 2
+    assert len(_of(events, ExemplarsChosen)[0].sample_ids) <= 2
 
 
 def test_exemplar_counts_follow_the_task():

@@ -12,6 +12,7 @@ from llm_cache.records import Response, Usage
 from stratune_core.config.knobs import Config
 from stratune_core.methods.skillopt import SLOW_DETAIL
 from stratune_core.methods.skillopt_edits import apply_selected, edit_limit, merge, proposals, top
+from stratune_core.methods.skillopt_events import EditsSelected, EpochReviewed
 from stratune_core.methods.skillopt_guidance import GUIDANCE_OPEN, guidance_of, with_guidance
 from stratune_core.methods.skillopt_prompts import (
     ANALYST_SYSTEM,
@@ -79,7 +80,7 @@ def test_the_schedule_advances_only_on_steps_with_proposals():
     total = 4 * 2  # 4 epochs of 64 fit samples in batches of 40
     for seed in range(3):
         events, _, _ = run_method(SkillOptMethod(), Config(seed=seed), ToyTask(n_train=96))
-        selected = _of(events, ev.EditsSelected)
+        selected = _of(events, EditsSelected)
         k = 1
         for e in selected:
             assert e.limit == edit_limit(4, 2, k, total) and e.applied <= e.limit
@@ -93,7 +94,7 @@ def test_slow_update_and_meta_guidance_at_every_epoch_end_from_the_second():
     and writes the skill's protected guidance section; the meta guidance reaches the next
     epoch's analysts and merges."""
     events, state, llm = run_method(SkillOptMethod(), Config(seed=0), ToyTask(n_train=96))
-    reviewed = _of(events, ev.EpochReviewed)
+    reviewed = _of(events, EpochReviewed)
     assert [r.epoch for r in reviewed] == [1, 2, 3]
     assert all(r.improved + r.regressed + r.persistent_fail + r.stable_success == 20
                for r in reviewed)
@@ -126,7 +127,7 @@ def test_epoch_ends_run_even_when_the_epoch_changed_nothing():
                                 _Silent())
     assert not [d for d in _of(events, ev.UpdateDecided) if d.detail not in (SLOW_DETAIL, FINAL)
                 and d.verdict is not UpdateVerdict.UNUSABLE]
-    assert [r.epoch for r in _of(events, ev.EpochReviewed)] == [1, 2, 3]
+    assert [r.epoch for r in _of(events, EpochReviewed)] == [1, 2, 3]
     assert sum(c.system == META_SYSTEM for c in llm.calls) == 3
     assert sum(c.system == SLOW_SYSTEM for c in llm.calls) == 3
 

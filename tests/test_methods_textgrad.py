@@ -12,8 +12,8 @@ from llm_cache.records import Response, Usage
 from stratune_core.config.knobs import Config
 from stratune_core.config.serde import unstructure
 from stratune_core.methods import textgrad_prompts
-from stratune_core.methods.replies import opened_block
 from stratune_core.methods.textgrad import estimate
+from stratune_core.methods.textgrad_reply import opened_block
 from stratune_core.records.enums import StopReason
 from stratune_core.records.method_spec import TextGradMethod
 from stratune_core.records.purposes import MethodPurpose, UpdateVerdict

@@ -11,6 +11,7 @@ from stratune_core.config.knobs import Config
 from stratune_core.methods import trace2skill_prompts
 from stratune_core.methods.splits import balanced_chunks
 from stratune_core.methods.trace2skill import estimate
+from stratune_core.methods.trace2skill_events import ConsolidationDone, LessonsExtracted
 from stratune_core.records.method_spec import Trace2SkillMethod
 from stratune_core.records.purposes import MethodPurpose
 from tests.support.toy import ToyTask
@@ -23,10 +24,10 @@ def _of(events, cls):
 
 def test_every_trajectory_is_analysed_and_each_seed_consolidates():
     events, _, llm = run_method(Trace2SkillMethod(), Config(seed=0), ToyTask(n_train=48))
-    lessons = _of(events, ev.LessonsExtracted)
+    lessons = _of(events, LessonsExtracted)
     assert len(lessons) == 48 and {e.solved for e in lessons} == {True, False}
     assert len([r for r in llm.calls if r.kind is CallKind.REFLECTION]) == 48
-    assert [e.seed for e in _of(events, ev.ConsolidationDone)] == [41, 42, 43]
+    assert [e.seed for e in _of(events, ConsolidationDone)] == [41, 42, 43]
     assert unattributed(events, 288) is None
 
 
@@ -36,7 +37,7 @@ def test_the_seeds_change_the_grouping():
                                 ToyTask(n_train=48))
     merges = [r.messages[0].text() for r in llm.calls if r.kind is CallKind.SKILL_UPDATE
               and "Lessons from several trajectories" in r.messages[0].text()]
-    first = _of(events, ev.ConsolidationDone)[0].groups
+    first = _of(events, ConsolidationDone)[0].groups
     assert 0 < first < len(merges)
     assert merges[0] != merges[first]  # each seed's first group holds other records
 
@@ -94,7 +95,7 @@ def test_groups_of_five_are_merged_into_one_record_level_by_level():
     3 levels, and the skill is written from the one merged record."""
     events, _, llm = run_method(Trace2SkillMethod(seeds=(41,)), Config(seed=0),
                                 ToyTask(n_train=48), _OneLessonEach(mixed=False))
-    done = _of(events, ev.ConsolidationDone)[0]
+    done = _of(events, ConsolidationDone)[0]
     assert (done.groups, done.levels, done.lessons) == (13, 3, 1)
     merges = _merge_calls(llm)
     assert [m.count("<record>") for m in merges[:10]] == [5] * 9 + [3]
@@ -104,7 +105,7 @@ def test_groups_of_five_are_merged_into_one_record_level_by_level():
 def test_the_level_cap_ends_with_one_forced_merge():
     events, _, llm = run_method(Trace2SkillMethod(seeds=(41,), merge_levels=1), Config(seed=0),
                                 ToyTask(n_train=48), _OneLessonEach(mixed=False))
-    done = _of(events, ev.ConsolidationDone)[0]
+    done = _of(events, ConsolidationDone)[0]
     assert (done.groups, done.levels) == (11, 1)
     assert _merge_calls(llm)[-1].count("<record>") == 10
 
@@ -114,7 +115,7 @@ def test_a_merge_without_lessons_keeps_its_groups_records():
     merge fails too, so the first record (in the seed's order) is written."""
     events, _, llm = run_method(Trace2SkillMethod(seeds=(41,)), Config(seed=0),
                                 ToyTask(n_train=48), _OneLessonEach(mixed=False, fails=True))
-    done = _of(events, ev.ConsolidationDone)[0]
+    done = _of(events, ConsolidationDone)[0]
     assert (done.groups, done.levels, done.lessons) == (5 * 10 + 1, 5, 1)
     assert _merge_calls(llm)[-1].count("<record>") == 48
 

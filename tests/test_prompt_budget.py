@@ -16,7 +16,7 @@ from llm_cache.records import CallKind, Message, Request, Role
 from replay.models.prompt_fit import fit_to_context
 from stratune_core.config.knobs import Config
 from stratune_core.feedback.execution import FailureCase, Feedback
-from stratune_core.operators.forms import FORM_DESCRIPTIONS, OfferedExample
+from stratune_core.operators.forms import OfferedExample
 from stratune_core.operators.parsing import WHY_LIMIT
 from stratune_core.operators.patches import rewrite_cap
 from stratune_core.operators.refinement import Refinement
@@ -39,6 +39,7 @@ from stratune_core.prompts.templates import (
 )
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
 from stratune_core.records.errors import ConfigError
+from stratune_core.records.form_spec import FORM_SPECS
 from stratune_core.round.prep import SOLVE_INPUT_CHARS
 from stratune_core.state.history import History, HistoryEntry, OperatorChoice
 
@@ -52,7 +53,7 @@ HARD = ("Let $f(x)=\\sum_{k=1}^{n} k^2 x^k$ on [0, 1]; Total 8,742.69 EUR (inv. 
 
 
 # A skill is instruction prose, with the odd example and number.
-PROSE = " ".join(FORM_DESCRIPTIONS.values()) + " For example: Total 8,742.69 -> 8742.69. "
+PROSE = " ".join(s.description for s in FORM_SPECS) + " For example: Total 8,742.69 -> 8742.69. "
 
 
 def text(n: int, seed: int = 0, base: str = HARD) -> str:

@@ -26,6 +26,10 @@ from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, layer_config
 from stratune_core.evaluation import Check, Outcome, PairedStats, RegressionCounts
 from stratune_core.evaluation.rules import Condition
+from stratune_core.methods.gepa_events import GepaIteration
+from stratune_core.methods.iter_cot_events import ExemplarsChosen, RevisionRound, SummaryChecked
+from stratune_core.methods.skillopt_events import EditsSelected, EpochReviewed
+from stratune_core.methods.trace2skill_events import ConsolidationDone, LessonsExtracted
 from stratune_core.records.enums import (
     Form,
     Reason,
@@ -37,6 +41,7 @@ from stratune_core.records.enums import (
 )
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.ids import text_id
+from stratune_core.round.registry import TRACE_EVENT_TYPES
 
 BASE = "Answer with the word.\nReturn the final answer inside <answer>...</answer> tags."
 CAND = BASE + "\nWhen the word is marked [U], answer in UPPERCASE."
@@ -158,19 +163,19 @@ def sample_events() -> tuple:
         ev.SkillScored(round=0, skill_id=C, purpose="validation", n=2, mean=0.5, solved=1),
         ev.UpdateDecided(round=0, parent_id=B, candidate_id=C, verdict="reverted", score=0.25,
                          reference_score=0.5),
-        ev.RevisionRound(iteration=1, revised=ids[:3], corrected=ids[:1]),
-        ev.SummaryChecked(sample_id="s001", kept=True),
-        ev.ExemplarsChosen(pool=5, sample_ids=ids[:2]),
-        ev.LessonsExtracted(sample_id="s002", solved=False, lessons=2),
-        ev.ConsolidationDone(seed=41, candidate_id=C, groups=3),
+        RevisionRound(iteration=1, revised=ids[:3], corrected=ids[:1]),
+        SummaryChecked(sample_id="s001", kept=True),
+        ExemplarsChosen(pool=5, sample_ids=ids[:2]),
+        LessonsExtracted(sample_id="s002", solved=False, lessons=2),
+        ConsolidationDone(seed=41, candidate_id=C, groups=3),
         ev.FinalChosen(skill_ids=(B, C), scores=(0.25, 0.5), final_id=C),
-        ev.EditsSelected(round=1, proposed=9, merged=4, limit=3, applied=2),
-        ev.EpochReviewed(epoch=1, previous_id=B, current_id=C, improved=3, regressed=1,
+        EditsSelected(round=1, proposed=9, merged=4, limit=3, applied=2),
+        EpochReviewed(epoch=1, previous_id=B, current_id=C, improved=3, regressed=1,
                          persistent_fail=6, stable_success=10, guidance=True),
-        ev.GepaIteration(round=1, parent_id=B, minibatch_ids=ids[:3], parent_scores=(0.0, 1.0, 0.0),
+        GepaIteration(round=1, parent_id=B, minibatch_ids=ids[:3], parent_scores=(0.0, 1.0, 0.0),
                          candidate_id=C, candidate_scores=(1.0, 1.0, 0.0), accepted=True,
                          validation=0.5, front=(B, C)),
-        ev.GepaIteration(round=2, parent_id=C, minibatch_ids=ids[3:6], parent_scores=(1.0, 1.0, 1.0),
+        GepaIteration(round=2, parent_id=C, minibatch_ids=ids[3:6], parent_scores=(1.0, 1.0, 1.0),
                          detail="every minibatch sample already solved"),
         ev.GeneratorProposed(round=1, generator="gepa", sample_ids=ids[:3], candidate_id=C),
         ev.RunFinished(final_id=C, reason=StopReason.BUDGET, rounds=2, spent=50, budget=288),
@@ -178,7 +183,7 @@ def sample_events() -> tuple:
 
 
 def test_sample_events_cover_every_event_type():
-    assert {type(e) for e in sample_events()} == set(ev.EVENT_TYPES)
+    assert {type(e) for e in sample_events()} == set(TRACE_EVENT_TYPES)
 
 
 @pytest.mark.parametrize("event", sample_events(), ids=lambda e: type(e).__name__)

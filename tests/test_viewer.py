@@ -20,7 +20,12 @@ from replay.viewer import build_view, candidate_detail, event_line, round_detail
 from replay.viewer.charts import strip_by_round, trajectory
 from replay.viewer.show import show
 from stratune_core.config.knobs import Config
+from stratune_core.methods.gepa_events import GepaIteration
+from stratune_core.methods.iter_cot_events import ExemplarsChosen, RevisionRound, SummaryChecked
+from stratune_core.methods.skillopt_events import EditsSelected, EpochReviewed
+from stratune_core.methods.trace2skill_events import ConsolidationDone, LessonsExtracted
 from stratune_core.records.errors import StraTuneError
+from stratune_core.round.registry import TRACE_EVENT_TYPES
 from tests.test_trace import C, D, sample_events
 
 GOLDEN = Path(__file__).parent / "golden" / "viewer_summary.txt"
@@ -77,21 +82,21 @@ EXPECTED = {
     ev.ExecutionsRefused: "validation refused: 10 executions needed, 4 left",
     ev.SkillScored: "on validation: mean 0.500, 1/2 solved",
     ev.UpdateDecided: "reverted (0.250 vs 0.500)",
-    ev.RevisionRound: "revision 1: 1 of 3 corrected",
-    ev.SummaryChecked: "summary of s001 kept",
-    ev.ExemplarsChosen: "exemplars: s000, s001 from a pool of 5",
-    ev.LessonsExtracted: "2 lesson(s) from the failure on s002",
-    ev.ConsolidationDone: "consolidation seed 41 over 3 groups",
+    RevisionRound: "revision 1: 1 of 3 corrected",
+    SummaryChecked: "summary of s001 kept",
+    ExemplarsChosen: "exemplars: s000, s001 from a pool of 5",
+    LessonsExtracted: "2 lesson(s) from the failure on s002",
+    ConsolidationDone: "consolidation seed 41 over 3 groups",
     ev.FinalChosen: "final choice",
-    ev.EditsSelected: "9 edits proposed, 4 after merging, 2 of at most 3 applied",
-    ev.EpochReviewed: "epoch 2 review",
-    ev.GepaIteration: "added to the pool (minibatch 1.00 -> 2.00, validation 0.500)",
+    EditsSelected: "9 edits proposed, 4 after merging, 2 of at most 3 applied",
+    EpochReviewed: "epoch 2 review",
+    GepaIteration: "added to the pool (minibatch 1.00 -> 2.00, validation 0.500)",
     ev.GeneratorProposed: "gepa generator on 3 executions:",
 }
 
 
 def test_every_event_type_has_a_line():
-    assert set(EXPECTED) == set(ev.EVENT_TYPES)
+    assert set(EXPECTED) == set(TRACE_EVENT_TYPES)
     rendered: dict[type, str] = {}
     for event in sample_events():
         text = render(event_line(event))

@@ -22,7 +22,7 @@ from replay.tasks.bundled import bundled_tools
 from replay.tasks.registry import custom_path, shadowed_folder
 from replay.tools.loading import split_spec
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.method_spec import StraTuneMethod
+from stratune_core.round.registry import entry_of
 
 if TYPE_CHECKING:
     from replay.rundir.serde import TaskSpec
@@ -145,7 +145,7 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
 
     task = models.load_task(options.task, data_dir=options.data_dir)
     config = build_config(options, task)
-    if not isinstance(options.method, StraTuneMethod):
+    if entry_of(options.method).baseline:
         from replay.plan.method_plan import render_method_plan
 
         console.print(render_method_plan(options.method, config, task))

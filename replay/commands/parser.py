@@ -17,6 +17,7 @@ from replay.grid import cli as grid_cli
 from replay.models.redact import scrub
 from replay.stops import flags as controls
 from replay.tasks.registry import TASK_HELP
+from stratune_core.records.enums import FormMenu
 from stratune_core.records.method_spec import generator_names, method_names
 from stratune_core.selection.selectors.registry import selector_usage
 from stratune_core.tasks.common import Placement
@@ -83,7 +84,7 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
                    help=evaluate_flags.SKILL_PARTS_HELP)
     ab = p.add_argument_group("ablations (paper §4.1)")
     ab.add_argument("--selector", help=selector_usage())
-    ab.add_argument("--forms", choices=("all", "F4"))
+    ab.add_argument("--forms", choices=tuple(m.value for m in FormMenu))
     ab.add_argument("--operator", help="fixed operator STRATEGY+FORM, e.g. I3+F3")
     ab.add_argument("--no-history", action="store_true", help="hide the evaluation history")
     ab.add_argument("--no-validation", action="store_true", help="accept on screening alone")

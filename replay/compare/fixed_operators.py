@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from replay.compare.group import by_pair_label_dataset, datasets, initial_stat, score_stat
 from replay.compare.model import Column, Row, Table, fmt_stat
 from replay.compare.runs import METHOD, Run
+from stratune_core.records.form_spec import FORM_SPECS
 
 STRATEGIES = (("I1", "I1 direct revision"), ("I2", "I2 iterative refinement"),
               ("I3", "I3 parallel sampling"))
-FORMS = (("F1", "F1 rules"), ("F2", "F2 examples"), ("F3", "F3 procedure"),
-         ("F4", "F4 rewrite"))
+FORMS = tuple((s.code, f"{s.code} {s.column}") for s in FORM_SPECS)  # (code, column title)
 
 
 def build(runs: Sequence[Run], by: Sequence[str] = ()) -> list[Table]:

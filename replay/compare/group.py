@@ -7,17 +7,26 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from replay.compare.model import Stat
-from replay.compare.runs import BASELINE_LABELS, DATASETS, HYBRID_LABELS, METHOD, Run, label_of
+from replay.compare.runs import (
+    BASELINE_LABELS,
+    DATASETS,
+    HYBRID_LABELS,
+    MENU_LABELS,
+    METHOD,
+    Run,
+    label_of,
+)
+from stratune_core.records.form_spec import FORM_SPECS
 
 INITIAL = "Initial skill"
-OPERATORS = tuple(f"I{s}+F{f}" for s in (1, 2, 3) for f in (1, 2, 3, 4))
+OPERATORS = tuple(f"I{s}+{f.code}" for s in (1, 2, 3) for f in FORM_SPECS)
 BANDITS = ("Bandit, ε-greedy", "Bandit, UCB1", "Bandit, Thompson")
 SECTIONS = {
     "Fixed search strategy": ("I1 only", "I2 only", "I3 only"),
     "Strategy chosen without the per-round decision": ("Rand.", "Rot.", "Once", "Replay"),
     "Strategy chosen by a bandit rule over the histories": BANDITS,
     "Strategy chosen without the histories": ("No hist.",),
-    "Fixed revision form": ("F4 only",),
+    "Fixed revision form": tuple(MENU_LABELS.values()),
     "Candidate evaluation": ("No valid.", "No final sel."),
     "Fixed revision operator": OPERATORS,
 }

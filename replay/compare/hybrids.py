@@ -1,5 +1,5 @@
-"""Table 4 (hybrid generation): GEPA and SkillOpt, each followed by its hybrid (its candidate
-generation under StraTune's candidate evaluation, `--generator`), then StraTune; test scores
+"""Table 4 (hybrid generation): each method whose entry has a hybrid, followed by that hybrid (its
+candidate generation under StraTune's candidate evaluation, `--generator`), then StraTune; test scores
 (0-100), mean ± sd over seeds (n), one section per model pair, the best in a column marked * (and bold).
 Built only when some run is a hybrid."""
 
@@ -43,8 +43,8 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
         return None
     return Table(
         id="hybrids",
-        title="Candidate generation of GEPA or SkillOpt under StraTune's candidate evaluation: "
-              "test scores (0–100), mean ± sd over seeds (n)",
+        title=f"Candidate generation of {' or '.join(m for m, _ in PAIRS)} under StraTune's "
+              "candidate evaluation: test scores (0–100), mean ± sd over seeds (n)",
         columns=[Column("Configuration"), *(Column(n, "stat") for n in names)], rows=rows,
         notes=["indented: the method above it generating the candidates of StraTune's rounds "
                "(--generator); best in a column marked * (and bold); — : no test score"])

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from replay.compare.budget import spent_of, verdicts
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import Run, label_of
-from replay.compare.tokens import SELECTION, TARGET_KINDS, by_kind
+from replay.compare.tokens import SELECTION, TARGET_CALLS, TARGET_KINDS, by_kind
 from stratune_core.records.enums import Reason, Verdict
 from stratune_core.state.candidate_events import CandidateInvalid
 from stratune_core.state.events import RoundStarted
@@ -49,6 +49,6 @@ def build(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None:
         "Test before/after: the initial and the final skill on the test split (0-100; — without "
         "--test-eval); Invalid: candidates refused before any execution (dup.: a skill text "
         "the run had already seen); tokens: input + output of strategy selection and of the target's "
-        "calls during training (its executions and Iter-CoT's summaries); Check: sealed (the files match the digests recorded when "
+        f"calls during training (its {TARGET_CALLS}); Check: sealed (the files match the digests recorded when "
         "the run finished), ALTERED (they do not: `stratune replay` names the file) or "
         "unchecked (unfinished, or recorded before runs were sealed)"])

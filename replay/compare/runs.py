@@ -19,21 +19,24 @@ from replay.tasks.registry import DATASETS
 from stratune_core.config.knobs import Config
 from stratune_core.records.enums import FormMenu
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.method_spec import Method
+from stratune_core.records.form_spec import FORM_SPECS
+from stratune_core.records.method_spec import Method, default_method
 from stratune_core.round.registry import METHODS, entry_of, hybrid_label
 from stratune_core.selection.selectors.scripted import ReplaySequence
 from stratune_core.state.events import Event, RunFinished, RunStarted
 
 E = TypeVar("E")
 
-METHOD = METHODS[Method.STRATUNE].label
+METHOD = entry_of(default_method()).label
 # The baselines' labels, by the method a manifest records, in the registry's order (the paper's,
 # Table 2's rows): the methods table and every table by method follow it.
-BASELINE_LABELS: Mapping[Method, str] = {m: e.label for m, e in METHODS.items()
-                                         if m is not Method.STRATUNE}
+BASELINE_LABELS: Mapping[Method, str] = {m: e.label for m, e in METHODS.items() if e.baseline}
 # Table 4's hybrids, by the method whose candidate generation runs in StraTune's rounds
 HYBRID_LABELS: Mapping[Method, str] = {m: e.hybrid for m, e in METHODS.items()
                                        if e.hybrid is not None}
+# a `forms` ablation that offers one form alone, by its menu ("F4 only")
+MENU_LABELS: Mapping[FormMenu, str] = {s.menu: s.only_label for s in FORM_SPECS
+                                       if s.menu is not None}
 SELECTOR_LABELS = {
     "fixed:I1": "I1 only", "fixed:I2": "I2 only", "fixed:I3": "I3 only", "random": "Rand.",
     "rotation": "Rot.", "once": "Once", "bandit:epsilon_greedy": "Bandit, ε-greedy",
@@ -101,7 +104,7 @@ def method_of(run: Run) -> str:
     """The paper's name for what this run changes against the full method; else the grid's
     ablation name, else the changed fields."""
     method = run.record.method
-    if method.method is not Method.STRATUNE:  # its config holds StraTune's defaults: no ablation
+    if entry_of(method).baseline:  # its config holds StraTune's defaults: no ablation
         return entry_of(method).label
     if (hybrid := hybrid_label(method)) is not None:
         return hybrid
@@ -126,8 +129,8 @@ def method_of(run: Run) -> str:
 def _single(field_name: str, value: Any) -> str | None:
     if field_name == "selector":
         return REPLAY if isinstance(value, ReplaySequence) else SELECTOR_LABELS.get(str(value))
-    if field_name == "forms" and value is FormMenu.F4:
-        return "F4 only"
+    if field_name == "forms" and value is not FormMenu.ALL:
+        return MENU_LABELS.get(value)
     if field_name == "operator":
         return str(value)  # I3+F3
     return {"history": "No hist.", "validation": "No valid.",

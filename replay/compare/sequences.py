@@ -9,11 +9,12 @@ from collections.abc import Sequence
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import Run, label_of
 from stratune_core.records.enums import Verdict
+from stratune_core.records.form_spec import FORM_SPECS
 from stratune_core.state.candidate_events import CandidateDecided
 from stratune_core.state.events import OperatorChosen
 
 STRATEGIES = ("I1", "I2", "I3")
-FORMS = ("F1", "F2", "F3", "F4")
+FORMS = tuple(s.code for s in FORM_SPECS)
 
 
 def sequence_of(run: Run) -> tuple[list[str], Counter[str], Counter[str]]:

@@ -18,11 +18,15 @@ from llm_cache.records import CallKind
 from replay.compare.group import by_pair_label_dataset, datasets, ordered
 from replay.compare.model import Column, Row, Table
 from replay.compare.runs import METHOD, Run
+from stratune_core.round.registry import METHODS
 
-# The target's calls: its executions and Iter-CoT's summaries (the target writes them; the
-# budget does not count them, but they are paid). Every other training kind is the optimizer's,
-# so a kind added to CallKind later is counted, not dropped.
+# The target's calls: its executions and what a method has the target write besides them (the
+# entries' `target_writes`: the budget does not count those, but they are paid). Every other
+# training kind is the optimizer's, so a kind added to CallKind later is counted, not dropped.
 TARGET_KINDS = (CallKind.TARGET_EXECUTION.value, CallKind.SUMMARY.value)
+# the target's calls as the notes name them: "executions and <each entry's target_writes>"
+TARGET_CALLS = " and ".join(("executions", *(e.target_writes for e in METHODS.values()
+                                              if e.target_writes)))
 TEST_KIND = CallKind.TEST_EVALUATION.value  # `--test-eval`, after training and outside B
 SELECTION = CallKind.STRATEGY_SELECTION.value
 KEYS = ("calls", "input", "output", "cache_read", "cache_write", "cost")
@@ -104,7 +108,7 @@ def training_tokens(runs: Sequence[Run], by: Sequence[str] = ()) -> Table | None
                Column("Of optimizer (%)", "percent", 1), Column("Of target (%)", "percent", 2),
                Column("n", "int")]
     return Table(id="tokens", title="Training tokens per run (Table 8)", columns=columns,
-                 rows=rows, notes=["Target: executions and Iter-CoT's summaries; Optimizer: "
+                 rows=rows, notes=[f"Target: {TARGET_CALLS}; Optimizer: "
                                    "every other training call (selection, generation, feedback "
                                    "preparation, the baselines' reflections and skill updates); "
                                    "Ratio: optimizer tokens as a percentage of target tokens; "

@@ -21,8 +21,8 @@ from replay.run.method_options import settings_of
 from replay.run.options import RunOptions, build_config, new_manifest
 from replay.rundir.trace import CELL_FILE, RunDir
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.method_spec import StraTuneMethod
 from stratune_core.records.task import Task
+from stratune_core.round.registry import entry_of
 from stratune_core.selection.selectors.adaptive import LLMSelector
 from stratune_core.selection.selectors.scripted import ReplaySequence
 
@@ -74,7 +74,7 @@ def _cell(spec: GridSpec, root: Path, task: TaskEntry, pair: PairEntry, ablation
         task=task.spec, target=pair.target, optimizer=pair.optimizer, seed=seed,
         # a baseline has no profiles: its cells are recorded as the CLI records them
         profile=(ablation.profile or spec.profile)
-        if isinstance(ablation.method, StraTuneMethod) else "paper",
+        if not entry_of(ablation.method).baseline else "paper",
         config_file=ablation.config_file or spec.config_file,
         overrides=tuple((k, v) for k, v in overrides.items()
                         if (taken := settings_of(ablation.method)) is None or k in taken),

@@ -32,11 +32,12 @@ from replay.tasks.registry import BUILT_IN
 from stratune_core.config.layers import config_keys
 from stratune_core.records.errors import ConfigError, StraTuneError
 from stratune_core.records.method_spec import (
-    Generator,
     MethodSpec,
-    StraTuneMethod,
+    default_method,
     default_spec,
     generator_names,
+    hybrid_spec,
+    takes_generator,
 )
 
 
@@ -250,24 +251,24 @@ class _Reader:
             raise self.error(key, str(exc).removeprefix("--method: ")) from None
 
     def hybrid(self, value: Any, method: MethodSpec, overrides: list[tuple[str, Any]],
-               key: str) -> StraTuneMethod:
+               key: str) -> MethodSpec:
         """A StraTune ablation whose candidates another method generates (Table 4)."""
         if value not in generator_names():
             raise self.error(key, f"expected one of {' | '.join(generator_names())}, got "
                              f"{value!r}")
-        if not isinstance(method, StraTuneMethod):
+        if not takes_generator(method):
             raise self.error(key, f"method {method.method} has no generator (it is a StraTune "
                              "option); remove it")
         chosen = sorted(f for f, _ in overrides if f in ("selector", "operator", "forms"))
         if chosen:
             raise self.error(key, f"the generator replaces the operator choice, so "
                              f"{chosen[0]} has nothing to choose; remove one of them")
-        return StraTuneMethod(generator=Generator(value))
+        return hybrid_spec(value)
 
     def generators(self, value: Any, taken: set[str]) -> tuple[Ablation, ...]:
         """`generators = [...]`: one hybrid ablation per generator, named `<generator>-hybrid`."""
         return self._axis("generators", "generator", value, taken, lambda name, key: (
-            f"{name}-hybrid", self.hybrid(name, StraTuneMethod(), [], key)))
+            f"{name}-hybrid", self.hybrid(name, default_method(), [], key)))
 
     def methods(self, value: Any, taken: set[str]) -> tuple[Ablation, ...]:
         """`methods = [...]`: one ablation per method, named after it (StraTune's own cells are

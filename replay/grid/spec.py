@@ -45,10 +45,7 @@ from attrs import field, frozen
 
 from replay.rundir.serde import TaskSpec
 from stratune_core.records.errors import ConfigError
-from stratune_core.records.method_spec import (
-    MethodSpec,
-    StraTuneMethod,
-)
+from stratune_core.records.method_spec import MethodSpec, default_method
 
 TOP_KEYS = ("seeds", "budget", "test_eval", "profile", "config", "concurrency", "defaults",
             "max_connections", "tasks", "pairs", "ablations", "methods", "generators")
@@ -88,7 +85,7 @@ class Ablation:
     profile: str | None = None
     config_file: str | None = None
     replay_of: str | None = None  # another ablation of this grid whose cells it replays
-    method: MethodSpec = field(factory=StraTuneMethod)
+    method: MethodSpec = field(factory=default_method)
 
 
 @frozen(kw_only=True)

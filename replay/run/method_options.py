@@ -12,11 +12,12 @@ from llm_cache.backends.base import Backend, BackendBase
 from stratune_core.config.layers import Layer
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.method_spec import (
-    Generator,
     Method,
     MethodSpec,
-    StraTuneMethod,
+    default_method,
     default_spec,
+    generator_of,
+    hybrid_spec,
 )
 from stratune_core.round.registry import METHODS, entry_of
 
@@ -35,6 +36,7 @@ STRATUNE_ONLY: tuple[tuple[str, str, object], ...] = (
 # StraTune's operator choice, which a hybrid's generator replaces
 REPLACED_BY_GENERATOR: tuple[tuple[str, str], ...] = (
     ("--selector", "selector"), ("--operator", "operator"), ("--forms", "forms"))
+REPLACED_FIELDS = tuple(name for _, name in REPLACED_BY_GENERATOR)
 # `--max-rounds` sets the Config field a method's entry takes when its steps are rounds.
 ROUNDS_FLAG = ("--max-rounds", "max_rounds", None)
 ALL_EXTRA: tuple[tuple[str, str, object], ...] = (*STRATUNE_ONLY, ROUNDS_FLAG)
@@ -53,7 +55,8 @@ def extra_options(method: Method) -> frozenset[str]:
 def method_from_args(args: argparse.Namespace) -> MethodSpec:
     """The method `--method` names, after checking that every option given is one it has:
     one line naming the option and the method otherwise."""
-    spec = default_spec(getattr(args, "method", None) or Method.STRATUNE.value)
+    name = getattr(args, "method", None)
+    spec = default_spec(name) if name else default_method()
     allowed = extra_options(spec.method)
     for flag, name, unset in ALL_EXTRA:
         if flag not in allowed and getattr(args, name, unset) != unset:
@@ -67,7 +70,7 @@ def method_from_args(args: argparse.Namespace) -> MethodSpec:
         if getattr(args, name, None) is not None:
             raise ConfigError(f"{flag}: --generator {generator} replaces StraTune's operator "
                               "choice, so it has nothing to choose; remove one of them")
-    return StraTuneMethod(generator=Generator(generator))
+    return hybrid_spec(generator)
 
 
 def settings_of(spec: MethodSpec) -> frozenset[str] | None:
@@ -88,9 +91,8 @@ def check_settings(spec: MethodSpec, layers: Sequence[Layer]) -> None:
             if allowed is not None and name not in allowed:
                 raise ConfigError(f"{layer.where}: {name}: --method {spec.method} has no such "
                                   f"setting (it takes {', '.join(sorted(allowed))}); remove it")
-            if (isinstance(spec, StraTuneMethod) and spec.generator is not None
-                    and name in ("selector", "operator", "forms")):
-                raise ConfigError(f"{layer.where}: {name}: --generator {spec.generator} "
+            if (generator := generator_of(spec)) is not None and name in REPLACED_FIELDS:
+                raise ConfigError(f"{layer.where}: {name}: --generator {generator} "
                                   "replaces StraTune's operator choice, so it has nothing to "
                                   "choose; remove one of them")
 

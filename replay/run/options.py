@@ -23,7 +23,7 @@ from replay.targets.kinds import toolbox_of
 from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, Layered, layer_config, task_layer
 from stratune_core.records.errors import ConfigError, StraTuneError
-from stratune_core.records.method_spec import MethodSpec, StraTuneMethod
+from stratune_core.records.method_spec import MethodSpec, default_method
 from stratune_core.records.task import Task
 from stratune_core.round.registry import packages_of, prompt_version_of
 from stratune_core.selection.selectors.scripted import ReplaySequence, recorded_strategies
@@ -45,7 +45,7 @@ class RunOptions:
     config_file: str | None = None
     overrides: tuple[tuple[str, Any], ...] = field(default=(), converter=tuple)
     data_dir: str | None = None
-    method: MethodSpec = field(factory=StraTuneMethod)
+    method: MethodSpec = field(factory=default_method)
 
 
 def parse_budget(text: str) -> dict[str, Any]:

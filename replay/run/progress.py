@@ -13,7 +13,7 @@ from llm_cache.accounting import Accounting
 from replay.stops.notes import stop_note
 from replay.viewer import event_line
 from replay.viewer.style import operator_label, verdict_text
-from stratune_core.records.method_events import STEP_EVENTS
+from stratune_core.round.registry import STEP_EVENTS
 from stratune_core.state.candidate_events import CandidateDecided
 from stratune_core.state.events import (
     Event,

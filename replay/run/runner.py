@@ -41,9 +41,8 @@ from replay.rundir.writer import TraceWriter
 from replay.skills.skill_parts import write_learned
 from stratune_core.config.knobs import Config
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.method_spec import StraTuneMethod
 from stratune_core.records.task import Task
-from stratune_core.round.registry import iterate_method
+from stratune_core.round.registry import entry_of, iterate_method
 from stratune_core.state.events import RunFinished, SkillAdded
 from stratune_core.state.state import initial_state
 
@@ -72,7 +71,7 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     manifest = attrs.evolve(manifest, target=public_spec(manifest.target),
                             optimizer=public_spec(manifest.optimizer))
     warnings: list[str | None] = []
-    if isinstance(options.method, StraTuneMethod):
+    if not entry_of(options.method).baseline:
         initial_state(config, task)  # e.g. a budget below one round
         warnings += make_plan(config, task).warnings
     else:

@@ -43,7 +43,8 @@ from replay.rundir.serde import (
 )
 from replay.rundir.trace import CELL_FILE, EVALUATION, EVENTS, FINAL_SKILL, MANIFEST, USAGE, RunDir
 from replay.skills.agent_skill import OUT_DIR as SKILL_DIR
-from stratune_core.records.method_spec import StraTuneMethod
+from stratune_core.records.method_spec import generator_of
+from stratune_core.round.registry import entry_of
 
 SEALED = (EVENTS, USAGE, EVALUATION, FINAL_SKILL, JOURNAL_NAME, CELL_FILE)
 SEAL_KEY = "seal"
@@ -173,7 +174,7 @@ def predates_seals(run_dir: RunDir, manifest: Manifest) -> bool:
     its event log first (`pre_seal`: the replay recomputes it), then what the manifest says it
     was made with. Never its `format`."""
     method = manifest.method
-    return (isinstance(method, StraTuneMethod) and method.generator is None
+    return (not entry_of(method).baseline and generator_of(method) is None
             and manifest.prompt_version in PRE_SEAL_PROMPT_VERSIONS
             and manifest.toolbox is None and manifest.task.skill is None
             and manifest.task.kind is None and events_predate_seals(run_dir.events))

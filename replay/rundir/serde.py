@@ -1,7 +1,7 @@
 """The trace converter: events as tagged JSON lines, skill texts as blobs, the manifest.
 
-Built by the core's `make_converter` with the `Event` union tagged under "_type" at
-construction. A `SkillAdded` line carries `text_blob` (the blob id = the skill id = the content
+Built by the core's `make_converter` with the trace's event union (`round/registry.TraceEvent`:
+the core's events and each method's own) tagged under "_type" at construction. A `SkillAdded` line carries `text_blob` (the blob id = the skill id = the content
 hash of the text) instead of the text, so each text is stored once. Every line is canonical
 JSON (sorted keys, no spaces), which is what the event digest covers.
 """
@@ -27,8 +27,8 @@ from stratune_core.prompts.templates import PROMPT_VERSION
 from stratune_core.records.enums import Strategy
 from stratune_core.records.errors import StraTuneError
 from stratune_core.records.ids import text_id
-from stratune_core.records.method_spec import MethodSpec, StraTuneMethod
-from stratune_core.round.registry import prompt_version_of
+from stratune_core.records.method_spec import OMIT_IF_DEFAULT, MethodSpec, default_method
+from stratune_core.round.registry import TraceEvent, prompt_version_of
 from stratune_core.selection.selectors.scripted import ReplaySequence
 from stratune_core.state.events import Event, SkillAdded
 from stratune_core.tasks.agent import Toolbox
@@ -53,14 +53,14 @@ class TraceError(StraTuneError):
 def trace_converter() -> cattrs.Converter:
     """Built on first use (importing this module builds nothing), then only read. A task
     spec without a skill folder is written without the key, as before the key existed."""
-    converter = make_converter(tagged_unions=(Event, MethodSpec))
+    converter = make_converter(tagged_unions=(TraceEvent, MethodSpec))
     converter.register_unstructure_hook(TaskSpec, make_dict_unstructure_fn(
         TaskSpec, converter, skill=override(omit_if_default=True),
         skill_parts=override(omit_if_default=True), tools=override(omit_if_default=True),
         max_turns=override(omit_if_default=True), kind=override(omit_if_default=True)))
-    # StraTune's own generation is written without the key, as before the hybrids existed
-    converter.register_unstructure_hook(StraTuneMethod, make_dict_unstructure_fn(
-        StraTuneMethod, converter, generator=override(omit_if_default=True)))
+    for spec, later in OMIT_IF_DEFAULT.items():  # a method's field added later: only when set
+        converter.register_unstructure_hook(spec, make_dict_unstructure_fn(
+            spec, converter, **{name: override(omit_if_default=True) for name in later}))
     configure_tagged_union(MethodSpec, converter, tag_name=TAG)  # again: it took the old hook
     # a run without tools is written without the key, as before agent episodes existed; built
     # last, since a generated hook takes its fields' hooks (the method union's) as they are now
@@ -78,7 +78,7 @@ def canonical_json(data: Any) -> str:
 
 def event_to_data(event: Event) -> dict[str, Any]:
     """The JSON-ready dict of one event, skill texts replaced by their blob id."""
-    data = trace_converter().unstructure(event, Event)
+    data = trace_converter().unstructure(event, TraceEvent)
     if isinstance(event, SkillAdded):
         data.pop("text")
         data[TEXT_BLOB] = event.skill_id
@@ -98,7 +98,7 @@ def event_from_line(
         blob = data.pop(TEXT_BLOB)
         data["text"] = read_blob(str(blob))
     try:
-        return trace_converter().structure(data, Event)  # type: ignore[arg-type]
+        return trace_converter().structure(data, TraceEvent)
     except Exception as exc:  # cattrs raises several error types; all become one line
         raise TraceError(f"{where}: {one_line(exc)}") from None
 
@@ -222,7 +222,7 @@ class Manifest:
     config: Config
     # The training method and its settings; absent in manifests written before the baselines
     # existed, which are StraTune runs.
-    method: MethodSpec = field(factory=StraTuneMethod)
+    method: MethodSpec = field(factory=default_method)
     # The version of the method's prompts the run was made with (`round/registry.prompt_version_of`).
     prompt_version: str = PROMPT_VERSION
     # A `replay:` selector's recorded sequence by round (null: no strategy recorded in that

@@ -15,20 +15,16 @@ from rich.text import Text
 from replay.rundir.serde import Manifest
 from replay.viewer.charts import HEIGHT, WIDTH
 from replay.viewer.costs import cost_table
-from replay.viewer.method_lines import consolidation_shape, gepa_outcome
 from replay.viewer.model import RunView
 from replay.viewer.style import short_id
 from replay.viewer.tables import cost_line
+from stratune_core.methods.event_view import score as _score
 from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
+from stratune_core.round.registry import EVENT_VIEWS
 from stratune_core.state.events import (
-    ConsolidationDone,
-    EpochReviewed,
     Event,
-    ExemplarsChosen,
     FinalChosen,
-    GepaIteration,
     MethodStarted,
-    RevisionRound,
     SkillScored,
     TargetExecuted,
     UpdateDecided,
@@ -114,35 +110,17 @@ def step_rows(events: Sequence[Event]) -> list[tuple[str, ...]]:
     return [row for e in events if (row := _row(e)) is not None]
 
 
-def _score(value: float | None) -> str:
-    return "" if value is None else f"{value:.3f}"
-
-
 def _row(e: Event) -> tuple[str, ...] | None:
     if isinstance(e, UpdateDecided):
         skill = short_id(e.candidate_id) if e.candidate_id else ""
         return (f"update (round {e.round + 1})", skill, _score(e.score),
                 _score(e.reference_score), e.verdict.value + (f": {e.detail}" if e.detail else ""))
-    if isinstance(e, EpochReviewed):
-        return (f"epoch {e.epoch + 1} review", short_id(e.current_id), "", "",
-                f"+{e.improved} -{e.regressed}" + (", guidance" if e.guidance else ""))
-    if isinstance(e, RevisionRound):
-        return (f"revision {e.iteration}", "", "", "",
-                f"{len(e.corrected)} of {len(e.revised)} corrected")
-    if isinstance(e, ExemplarsChosen):
-        return ("exemplars", "", "", "", f"{len(e.sample_ids)} of a pool of {e.pool}")
-    if isinstance(e, ConsolidationDone):
-        skill = short_id(e.candidate_id) if e.candidate_id else ""
-        return (f"consolidation seed {e.seed}", skill, "", "",
-                f"{e.groups} groups{consolidation_shape(e)}" + (f": {e.detail}" if e.detail else ""))
-    if isinstance(e, GepaIteration) and e.candidate_id is not None:
-        return (f"iteration {e.round}", short_id(e.candidate_id), _score(e.validation), "",
-                gepa_outcome(e).split(", ", 1)[1])
     if isinstance(e, FinalChosen):
         scores = ", ".join(f"{short_id(s)} {v:.3f}" for s, v in zip(e.skill_ids, e.scores,
                                                                      strict=True))
         return ("final choice", short_id(e.final_id), "", "", scores)
-    return None
+    view = EVENT_VIEWS.get(type(e))  # a method's own event, shown as its entry says
+    return view.row(e) if view is not None and view.row is not None else None
 
 
 def curve_points(events: Sequence[Event]) -> list[tuple[int, float, bool]]:
@@ -160,9 +138,10 @@ def curve_points(events: Sequence[Event]) -> list[tuple[int, float, bool]]:
             value = e.score if kept and e.score is not None else e.reference_score
             if value is not None:
                 points.append((spent, value, kept))
-        elif isinstance(e, GepaIteration) and points and e.accepted and e.validation is not None:
-            best = max(p[1] for p in points)  # GEPA's current skill: the pool's best so far
-            points.append((spent, max(best, e.validation), e.validation > best))
+        elif points and (view := EVENT_VIEWS.get(type(e))) is not None and view.curve:
+            moved = view.curve(e, max(p[1] for p in points))
+            if moved is not None:
+                points.append((spent, *moved))
     return points
 
 

@@ -18,7 +18,7 @@ from replay.viewer import build_view, candidate_detail, round_detail, summary
 from replay.viewer.method_view import method_summary
 from replay.viewer.model import RunView
 from stratune_core.records.errors import StraTuneError
-from stratune_core.records.method_spec import StraTuneMethod
+from stratune_core.round.registry import entry_of
 from stratune_core.state.events import Event, SkillAdded
 
 EXPORTS = ("svg", "html", "png", "txt")
@@ -35,7 +35,7 @@ class LoadedRun:
 
     @property
     def is_baseline(self) -> bool:
-        return self.manifest is not None and not isinstance(self.manifest.method, StraTuneMethod)
+        return self.manifest is not None and entry_of(self.manifest.method).baseline
     check: seal.Status | None = None
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from stratune_core.methods.event_view import short_id
 from stratune_core.records.enums import Form, Strategy, Verdict
+
+__all__ = ["short_id"]  # the viewer names a skill as every view does (`methods/event_view`)
 
 STRATEGY_STYLE = {Strategy.I1: "cyan", Strategy.I2: "green", Strategy.I3: "magenta"}
 
@@ -39,8 +42,6 @@ def verdict_text(verdict: Verdict | None) -> Text:
     return Text(VERDICT_SHORT[verdict], style=VERDICT_STYLE[verdict])
 
 
-def short_id(skill_id: str) -> str:
-    return skill_id[:8]
 
 
 def signed(value: float | None, digits: int = 3) -> str:

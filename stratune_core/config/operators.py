@@ -9,6 +9,7 @@ from attrs import frozen
 
 from stratune_core.records.enums import Form, FormMenu, Strategy
 from stratune_core.records.errors import ConfigError
+from stratune_core.records.form_spec import form_spec, menu_forms
 
 if TYPE_CHECKING:
     from stratune_core.feedback.execution import Feedback
@@ -49,12 +50,13 @@ def to_form_menu(value: FormMenu | str) -> FormMenu:
 
 def available_forms(menu: FormMenu, feedback: Feedback | None,
                     resting: Form | None = None) -> tuple[Form, ...]:
-    """The forms a round may use: F2 needs solved samples to copy from, and `resting` (the
-    form whose candidates were all refused last round, `rest_refused_form`) sits this round
-    out unless it is the only one left."""
-    if menu is FormMenu.F4:
-        return (Form.F4,)
+    """The forms a round may use: a menu of one form offers it alone; under `all`, a form that
+    needs examples (F2) needs solved samples to copy from, and `resting` (the form whose
+    candidates were all refused last round, `rest_refused_form`) sits this round out unless it
+    is the only one left."""
+    if menu is not FormMenu.ALL:
+        return menu_forms(menu)
     has_examples = feedback is not None and bool(feedback.examples)
-    forms = tuple(f for f in Form if f is not Form.F2 or has_examples)
+    forms = tuple(f for f in menu_forms(menu) if not form_spec(f).needs_examples or has_examples)
     rested = tuple(f for f in forms if f is not resting)
     return rested or forms

@@ -1,6 +1,7 @@
 """One training method as the product knows it: `MethodEntry`, everything every reader needs
 (the driver, the settings record, plan's estimate, the smallest useful budget, the prompt
-version, compare's label, the Config fields it takes, the packages it runs through).
+version, compare's label, the Config fields it takes, the packages it runs through, its own
+events and how they are shown).
 
 Each method's module defines its own entry (`ENTRY`) with its own numbers; the registry
 (`round/registry.METHODS`) holds them all, StraTune's included, and every reader (the command
@@ -17,6 +18,9 @@ from attrs import field, frozen
 
 from stratune_core.budget.admission import Budget
 from stratune_core.config.knobs import Config
+from stratune_core.methods.event_view import EventView
+from stratune_core.methods.proposal import Propose
+from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_spec import Method
 from stratune_core.records.task import Task
@@ -66,7 +70,9 @@ class MethodEntry:
     `minimum_budget` None means one execution suffices (StraTune checks its rounds itself);
     `config_fields` None means every Config field; `hybrid` names the method's candidate
     generation inside StraTune's rounds (Table 4), when it has one; `fit` adjusts the settings
-    to the target model (whether it takes a sampling temperature) before the run records them."""
+    to the target model (whether it takes a sampling temperature) before the run records them;
+    `events`: the method's own events with their views (the trace's event union and the
+    viewer read them)."""
 
     method: Method
     spec: type
@@ -80,6 +86,18 @@ class MethodEntry:
     hybrid: str | None = None
     # the settings as the run records them for its target: `fit(spec, takes_temperature)`
     fit: Callable[[Any, bool], Any] | None = None
+    # what to do about a stop reason when this method is its cause (the shell's stop notes)
+    stop_notes: tuple[tuple[StopReason, str], ...] = ()
+    # what the target writes outside the budget besides its executions (compare's notes)
+    target_writes: str | None = None
+    propose: Propose | None = None  # its candidate generation in a hybrid, with `hybrid`
+    events: tuple[EventView, ...] = ()
+
+    @property
+    def baseline(self) -> bool:
+        """A baseline's settings are its own record, not the Config: it has no profiles, no
+        ablations, and its plan is its `estimate` (StraTune's is the run's own shape)."""
+        return self.config_fields is not None
 
 
 def validation_size(frac: float, n_train: int) -> int:

@@ -24,7 +24,8 @@ from stratune_core.tasks.executions import RequestEdit, run_jobs
 
 @attrs.frozen(kw_only=True)
 class Run:
-    """One sample's execution with the model calls behind it (Iter-CoT continues them)."""
+    """One sample's execution with the model calls behind it (a method that revises an answer
+    continues them)."""
 
     sample: Sample
     requests: tuple[Request, ...]
@@ -36,26 +37,12 @@ def run_samples(env: Env, skill: str, samples: Sequence[Sample],
                 edit: RequestEdit | None = None) -> tuple[Run, ...]:
     """Execute `skill` on each sample (`tasks/executions.py`: every wave of calls in one
     `llm.complete`, run concurrently by the shell); `edit` changes each request first
-    (Iter-CoT's temperature)."""
+    (a method's own sampling settings)."""
     calls = run_jobs(env.task, env.llm, env.config.target_model, [(skill, s) for s in samples],
                      edit)
     return tuple(Run(sample=s, requests=c.requests, responses=c.responses,
                      score=env.task.score(s, c.responses))
                  for s, c in zip(samples, calls, strict=True))
-
-
-def answer(env: Env, samples: Sequence[Sample],
-           per_sample: Sequence[tuple[Request, ...]]) -> tuple[Run, ...]:
-    """Send every sample's requests in one `llm.complete` and score each on its responses."""
-    flat = [r for requests in per_sample for r in requests]
-    responses = env.llm.complete(flat) if flat else ()
-    out, start = [], 0
-    for sample, requests in zip(samples, per_sample, strict=True):
-        got = tuple(responses[start:start + len(requests)])
-        start += len(requests)
-        out.append(Run(sample=sample, requests=requests, responses=got,
-                       score=env.task.score(sample, got)))
-    return tuple(out)
 
 
 def execute(state: MethodState, env: Env, skill_id: str, sample_ids: Sequence[str], *,
@@ -86,20 +73,6 @@ def execute(state: MethodState, env: Env, skill_id: str, sample_ids: Sequence[st
                            sample_ids=new_ids, reused=len(dict.fromkeys(sample_ids)) - len(new_ids),
                            spent=budget.spent)
     return state, (event,), runs
-
-
-def charge(state: MethodState, skill_id: str, sample_ids: Sequence[str], *,
-           purpose: MethodPurpose) -> tuple[MethodState, tuple[Event, ...], bool]:
-    """Charge one execution per id for calls that are not (skill, sample) pairs of the ledger
-    (Iter-CoT's revision turns). Admitted whole or refused."""
-    if not state.budget.fits(len(sample_ids)):
-        return state, (ExecutionsRefused(round=state.round, purpose=purpose,
-                                         needed=len(sample_ids),
-                                         remaining=state.budget.remaining),), False
-    budget = state.budget.charge(len(sample_ids))
-    event = TargetExecuted(round=state.round, purpose=purpose, skill_id=skill_id,
-                           sample_ids=sample_ids, spent=budget.spent)
-    return state.evolve(budget=budget), (event,), True
 
 
 def scored(state: MethodState, env: Env, skill_id: str, sample_ids: Sequence[str], *,

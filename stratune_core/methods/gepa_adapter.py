@@ -1,6 +1,6 @@
 """The bridge between the `gepa` package and our run: GEPA's adapter (`evaluate`,
 `make_reflective_dataset`), its reflection LM, its stop condition and the callback that turns
-its iterations into our events.
+its iterations into our events; `require_gepa`, the package or how to install it.
 
 Every target execution GEPA asks for goes through `methods.executions.execute` (ledger,
 admission control, attribution): a group that would pass B is refused and `BudgetSpent` ends
@@ -19,15 +19,26 @@ import attrs
 
 from llm_cache.records import CallKind
 from stratune_core.methods.executions import execute, scored
+from stratune_core.methods.gepa_events import GepaIteration
 from stratune_core.methods.gepa_prompts import COMPONENT, REFLECTION_SYSTEM, record
 from stratune_core.methods.state import MethodState
 from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.enums import StopReason
+from stratune_core.records.errors import ConfigError
 from stratune_core.records.ids import text_id
-from stratune_core.records.method_events import GepaIteration
 from stratune_core.records.purposes import MethodPurpose
 from stratune_core.state.context import Env
 from stratune_core.state.events import Event
+
+
+def require_gepa() -> Any:
+    """The `gepa` package, or a one-line error saying how to install it."""
+    try:
+        import gepa
+    except ImportError:
+        raise ConfigError("--method gepa / --generator gepa: the gepa package is not installed; "
+                          "pip install 'stratune[gepa]'", field="method") from None
+    return gepa
 
 
 class BudgetSpent(Exception):  # noqa: N818  (the end of GEPA's loop, not an error)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
 
 from stratune_core.config.knobs import Config
+from stratune_core.methods import gepa_events, gepa_hybrid
 from stratune_core.methods.entry import (
     ROUNDS,
     SHARED_SETTINGS,
@@ -27,12 +27,11 @@ from stratune_core.methods.entry import (
     validation_size,
 )
 from stratune_core.methods.finish import finish
-from stratune_core.methods.gepa_adapter import Bridge, BudgetSpent
+from stratune_core.methods.gepa_adapter import Bridge, BudgetSpent, require_gepa
 from stratune_core.methods.gepa_prompts import COMPONENT, PROMPT_VERSION
 from stratune_core.methods.splits import split_fit_validation
 from stratune_core.methods.state import MethodState, start
 from stratune_core.records.enums import StopReason
-from stratune_core.records.errors import ConfigError
 from stratune_core.records.llm import LLM
 from stratune_core.records.method_events import FinalChosen, SplitMade
 from stratune_core.records.method_spec import GepaMethod, Method
@@ -48,16 +47,6 @@ class _Quiet:
 
     def log(self, message: str) -> None:
         del message
-
-
-def require_gepa() -> Any:
-    """The `gepa` package, or a one-line error saying how to install it."""
-    try:
-        import gepa
-    except ImportError:
-        raise ConfigError("--method gepa / --generator gepa: the gepa package is not installed; "
-                          "pip install 'stratune[gepa]'", field="method") from None
-    return gepa
 
 
 def iterate(spec: GepaMethod, config: Config, task: Task, llm: LLM) -> Iterator[Step]:
@@ -119,5 +108,5 @@ ENTRY = MethodEntry(
     prompt_version=PROMPT_VERSION, estimate=estimate,
     minimum_budget=lambda spec, n: smallest_budget(estimate, spec, n),
     config_fields=SHARED_SETTINGS | ROUNDS, packages=("gepa",),
-    hybrid="GEPA with StraTune evaluation",
+    hybrid="GEPA with StraTune evaluation", propose=gepa_hybrid.propose, events=gepa_events.VIEWS,
 )

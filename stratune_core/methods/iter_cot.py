@@ -26,9 +26,11 @@ import attrs
 
 from llm_cache.records import CallKind, Message, Request
 from stratune_core.config.knobs import Config
+from stratune_core.methods import iter_cot_events
 from stratune_core.methods.entry import MethodEntry, MethodEstimate
-from stratune_core.methods.executions import Run, answer, charge, execute
+from stratune_core.methods.executions import Run, execute
 from stratune_core.methods.finish import finish
+from stratune_core.methods.iter_cot_events import ExemplarsChosen, RevisionRound, SummaryChecked
 from stratune_core.methods.iter_cot_prompts import (
     PROMPT_VERSION,
     SUMMARY,
@@ -36,13 +38,13 @@ from stratune_core.methods.iter_cot_prompts import (
     revise_turn,
     with_exemplars,
 )
+from stratune_core.methods.iter_cot_turns import answer, charge
 from stratune_core.methods.splits import epoch_order
 from stratune_core.methods.state import MethodState, start
 from stratune_core.prompts.optimizer import BLANK_REPLY
 from stratune_core.records.base import is_solved
 from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
-from stratune_core.records.method_events import ExemplarsChosen, RevisionRound, SummaryChecked
 from stratune_core.records.method_spec import IterCotMethod, Method
 from stratune_core.records.purposes import MethodPurpose
 from stratune_core.records.task import Task
@@ -175,5 +177,5 @@ ENTRY = MethodEntry(
     method=Method.ITER_COT, spec=IterCotMethod, label="Iter-CoT", iterate=iterate,
     prompt_version=PROMPT_VERSION, estimate=estimate,
     minimum_budget=lambda spec, n: 1,  # its first answer
-    fit=fit,
+    fit=fit, events=iter_cot_events.VIEWS, target_writes="Iter-CoT's summaries",
 )

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
+from stratune_core.methods import skillopt_events, skillopt_hybrid
 from stratune_core.methods.entry import (
     ROUNDS,
     SHARED_SETTINGS,
@@ -42,6 +43,7 @@ from stratune_core.methods.finish import finish
 from stratune_core.methods.opening import open_with_validation
 from stratune_core.methods.replies import last_block
 from stratune_core.methods.skillopt_edits import edit_limit, gate
+from stratune_core.methods.skillopt_events import EditsSelected, EpochReviewed
 from stratune_core.methods.skillopt_guidance import guidance_of, with_guidance
 from stratune_core.methods.skillopt_prompts import (
     GUIDANCE_TAG,
@@ -59,7 +61,7 @@ from stratune_core.methods.trajectories import render
 from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
-from stratune_core.records.method_events import EditsSelected, EpochReviewed, UpdateDecided
+from stratune_core.records.method_events import UpdateDecided
 from stratune_core.records.method_spec import Method, SkillOptMethod
 from stratune_core.records.purposes import MethodPurpose, UpdateVerdict
 from stratune_core.records.task import Task
@@ -221,4 +223,5 @@ ENTRY = MethodEntry(
     prompt_version=PROMPT_VERSION, estimate=estimate,
     minimum_budget=lambda spec, n: smallest_budget(estimate, spec, n),
     config_fields=SHARED_SETTINGS | ROUNDS, hybrid="SkillOpt with StraTune evaluation",
+    propose=skillopt_hybrid.propose, events=skillopt_events.VIEWS,
 )

@@ -30,7 +30,6 @@ from stratune_core.methods.entry import (
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
 from stratune_core.methods.opening import open_with_validation
-from stratune_core.methods.replies import opened_block
 from stratune_core.methods.splits import chunks, epoch_order
 from stratune_core.methods.state import MethodState
 from stratune_core.methods.textgrad_prompts import (
@@ -43,6 +42,7 @@ from stratune_core.methods.textgrad_prompts import (
     output_prompt,
     update_prompt,
 )
+from stratune_core.methods.textgrad_reply import opened_block
 from stratune_core.methods.trajectories import render, render_call
 from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.base import Execution
@@ -158,4 +158,7 @@ ENTRY = MethodEntry(
     prompt_version=PROMPT_VERSION, estimate=estimate,
     minimum_budget=lambda spec, n: smallest_budget(estimate, spec, n),
     config_fields=SHARED_SETTINGS | ROUNDS,
+    stop_notes=((StopReason.NO_USABLE_CANDIDATES,
+                 "an update reply had no opening tag, which ends the run as TextGrad's released "
+                 "optimizer does (a stronger optimizer model)"),),
 )

@@ -20,12 +20,14 @@ from functools import partial
 
 from llm_cache.records import CallKind
 from stratune_core.config.knobs import Config
+from stratune_core.methods import trace2skill_events
 from stratune_core.methods.entry import MethodEntry, MethodEstimate
 from stratune_core.methods.executions import execute, scored
 from stratune_core.methods.finish import finish
 from stratune_core.methods.replies import all_blocks, last_block
 from stratune_core.methods.splits import balanced_chunks, epoch_order, seeded_order
 from stratune_core.methods.state import MethodState, start
+from stratune_core.methods.trace2skill_events import ConsolidationDone, LessonsExtracted
 from stratune_core.methods.trace2skill_prompts import (
     ANALYST_SYSTEM,
     LESSON_TAG,
@@ -41,7 +43,7 @@ from stratune_core.methods.trajectories import render
 from stratune_core.prompts.optimizer import ask, optimizer_request
 from stratune_core.records.enums import StopReason
 from stratune_core.records.llm import LLM
-from stratune_core.records.method_events import ConsolidationDone, FinalChosen, LessonsExtracted
+from stratune_core.records.method_events import FinalChosen
 from stratune_core.records.method_spec import Method, Trace2SkillMethod
 from stratune_core.records.purposes import MethodPurpose
 from stratune_core.records.task import Task
@@ -176,4 +178,5 @@ ENTRY = MethodEntry(
     method=Method.TRACE2SKILL, spec=Trace2SkillMethod, label="Trace2Skill", iterate=iterate,
     prompt_version=PROMPT_VERSION, estimate=estimate,
     minimum_budget=lambda spec, n: 1 + len(spec.seeds),  # one trajectory per seed and the first
+    events=trace2skill_events.VIEWS,
 )

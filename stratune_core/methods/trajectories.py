@@ -1,6 +1,6 @@
 """One execution rendered for a baseline's optimizer prompt: the input, the target's output,
 the expected answer and the scorer's verdict (`render`), or the call alone, without the
-evaluation (`render_call`, TextGrad's gradient through the model call). Short by the task's
+evaluation (`render_call`, for a gradient through the model call alone). Short by the task's
 contract (`Task.describe`)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The revision forms and strategies as the optimizer sees them, and the two form rules checked
-before any budget is spent (paper App. A.2): F4 keeps the answer markup the task's scorer
+"""The strategies as the optimizer sees them (each form's description is its `FormSpec`'s,
+`records/form_spec.py`), and the two form rules checked before any budget is spent (paper App. A.2): F4 keeps the answer markup the task's scorer
 parses, F2 examples are copied from offered solved samples."""
 
 from __future__ import annotations
@@ -11,32 +11,7 @@ from types import MappingProxyType
 
 from attrs import frozen
 
-from stratune_core.records.enums import Form, Strategy
-
-FORM_DESCRIPTIONS: Mapping[Form, str] = MappingProxyType(
-    {
-        Form.F1: (
-            "conditional rules: short instructions that apply in a particular situation, each "
-            "written as 'when <observable condition>, do <action>'; best for a recurring mistake "
-            "with a recognisable trigger."
-        ),
-        Form.F2: (
-            "worked examples: solved samples, each an input paired with its correct answer, copied "
-            "verbatim from the offered solved samples to show the intended behaviour; best when "
-            "the expected answer shape is easier to show than to describe."
-        ),
-        Form.F3: (
-            "reasoning procedure: numbered steps for solving the task, including how to reason and "
-            "how to check the answer, or a workflow of task operations (e.g. read the table, filter "
-            "the rows, write the result); best when failures come from a wrong or skipped process."
-        ),
-        Form.F4: (
-            "full rewrite: a new version of the whole skill that folds in the guidance, groups "
-            "related instructions and resolves conflicting ones; best when the skill has grown "
-            "inconsistent."
-        ),
-    }
-)
+from stratune_core.records.enums import Strategy
 
 STRATEGY_DESCRIPTIONS: Mapping[Strategy, str] = MappingProxyType(
     {

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from attrs import frozen
 
 from stratune_core.records.enums import Form, Strategy
+from stratune_core.records.form_spec import form_of_code
 
 WHY_LIMIT = 300
 
@@ -123,7 +124,7 @@ def parse_selection(
     strategy = Strategy.__members__.get(label)
     if strategy is None or strategy not in allowed:
         return None
-    form = Form.__members__.get(_label(data.get("form")))
+    form = form_of_code(_label(data.get("form")))
     if form is not None and form not in forms:
         form = None
     why = data.get("why", "")

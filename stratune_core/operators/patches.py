@@ -16,6 +16,7 @@ from attrs import field, frozen
 
 from stratune_core.records.enums import Form, Reason
 from stratune_core.records.errors import StraTuneError
+from stratune_core.records.form_spec import form_in_label
 
 
 class EditOp(enum.Enum):
@@ -70,7 +71,6 @@ _BODY_OPEN = re.compile(r"<(edit|rewrite)\b([^>]*)>", re.I)
 _OP_ATTR = re.compile(r"""\bop\s*=\s*(?:"([^"]*)"|'([^']*)'|([\w-]+))""", re.I)
 _FENCE = re.compile(r"^\s*```[\w+-]*\s*$")
 _TAIL_FENCE = re.compile(r"\n[ \t]*```[ \t]*\s*\Z")
-_FORM_LABEL = re.compile(r"\bF\s*([1-4])\b", re.I)
 _ANY_TAG = re.compile(r"<(?:form|theme|sources|edit|rewrite)\b", re.I)
 _OPS = {op.value: op for op in EditOp}
 
@@ -188,8 +188,7 @@ def _candidate(block: str) -> RawCandidate:
     if label is None:  # an unclosed <form> still names the form
         m = re.search(r"<form\s*>([^<\n]*)", head, re.I)
         label = m.group(1) if m else ""
-    fm = _FORM_LABEL.search(label)
-    form = Form[f"F{fm.group(1)}"] if fm else None
+    form = form_in_label(label)
     theme = " ".join((_tag(head, "theme") or "").split())
     sources = _sources(_tag(head, "sources"))
     if not error and not edits:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from stratune_core.feedback.execution import Feedback
-from stratune_core.operators.forms import FORM_DESCRIPTIONS, STRATEGY_DESCRIPTIONS, OfferedExample
+from stratune_core.operators.forms import STRATEGY_DESCRIPTIONS, OfferedExample
 from stratune_core.operators.refinement import Refinement
 from stratune_core.prompts.budget import Part, fit
 from stratune_core.prompts.feedback import (
@@ -37,6 +37,7 @@ from stratune_core.prompts.history import (
 )
 from stratune_core.prompts.prep_prompt import Preparation
 from stratune_core.records.enums import Form, Strategy
+from stratune_core.records.form_spec import form_spec
 from stratune_core.records.parts import Placeholders, marker, part_names
 from stratune_core.state.history import History
 
@@ -200,7 +201,7 @@ def selection_prompt(
     `budget`: the tokens this user turn may use (`prompt_budget.turn_budget`);
     `past_revisions`: the released code's short history (`Config.past_revisions`)."""
     strategy_menu = "\n".join(f"- {s.value}: {STRATEGY_DESCRIPTIONS[s]}" for s in strategies)
-    form_menu = "\n".join(f"- {f.value}: {FORM_DESCRIPTIONS[f]}" for f in forms)
+    form_menu = "\n".join(f"- {f.value}: {form_spec(f).description}" for f in forms)
     # Named as a list, not as a template: a weak optimizer copies "I1|I2|I3" back verbatim.
     labels = ", ".join(f'"{s.value}"' for s in strategies)
     form_labels = ", ".join(f'"{f.value}"' for f in forms)
@@ -251,8 +252,8 @@ def generation_prompt(
     """I1 (several forms allowed), I2 (one form on s~) and I3 (one form, draw k of K); `markup`:
     the answer markup the task's scorer parses, `placeholders` a template's (`TaskInfo`)."""
     which = "intermediate skill" if intermediate else "current skill"
-    with_examples = Form.F2 in forms
-    form_menu = "\n".join(f"- {f.value}: {FORM_DESCRIPTIONS[f]}" for f in forms)
+    with_examples = any(form_spec(f).needs_examples for f in forms)
+    form_menu = "\n".join(f"- {f.value}: {form_spec(f).description}" for f in forms)
     if len(forms) == 1:
         ask = f"Write exactly 1 candidate in form {forms[0].value} only."
     elif n_candidates == 1:

@@ -75,8 +75,8 @@ class StopReason(enum.Enum):
     MAX_EPOCHS = "max_epochs"
     NO_PROGRESS = "no_progress"  # a whole epoch of rounds spent nothing: nothing left to learn
     COMPLETED = "completed"  # a baseline's procedure ended before its budget
-    # `max_unusable_rounds` rounds in a row gave no candidate that could be evaluated (TextGrad:
-    # an update reply without its opening tag, which ends the released optimizer's run too)
+    # `max_unusable_rounds` rounds in a row gave no candidate that could be evaluated, or a
+    # method's own cause of the same end (its entry's `stop_notes` says which)
     NO_USABLE_CANDIDATES = "no_usable_candidates"
 
 

@@ -176,3 +176,28 @@ def default_spec(name: str) -> MethodSpec:
         raise ConfigError(f"--method: unknown method {name!r}; use one of "
                           f"{' | '.join(method_names())}") from None
     return _BY_METHOD[method]()
+# Fields a trace writes only when set, as before they existed (the trace converter reads this):
+# StraTune's own generation is written without the key, as before the hybrids existed
+OMIT_IF_DEFAULT: dict[type[MethodSpec], tuple[str, ...]] = {StraTuneMethod: ("generator",)}
+
+
+def default_method() -> MethodSpec:
+    """The method of a run that names none (no --method, no `method` in a grid ablation, a
+    manifest recorded before the baselines existed): StraTune's own rounds."""
+    return StraTuneMethod()
+
+
+def takes_generator(spec: MethodSpec) -> bool:
+    """Whether another method's candidate generation can run inside `spec`'s rounds (a hybrid,
+    Table 4): only StraTune's rounds take one."""
+    return isinstance(spec, StraTuneMethod)
+
+
+def generator_of(spec: MethodSpec) -> Generator | None:
+    """The generator of a hybrid run; None for any other run."""
+    return spec.generator if isinstance(spec, StraTuneMethod) else None
+
+
+def hybrid_spec(generator: Generator | str) -> MethodSpec:
+    """The hybrid whose candidates `generator`'s method writes in StraTune's rounds."""
+    return StraTuneMethod(generator=Generator(generator))

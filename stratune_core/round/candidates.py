@@ -14,6 +14,7 @@ from stratune_core.feedback.execution import Feedback
 from stratune_core.operators.forms import OfferedExample, check_grounding, check_markup_kept
 from stratune_core.operators.patches import PatchError, RawCandidate, apply_patch, rewrite_cap
 from stratune_core.records.enums import Form, Reason, Strategy, Verdict
+from stratune_core.records.form_spec import form_spec
 from stratune_core.records.parts import (
     Placeholders,
     check_parts_kept,
@@ -95,8 +96,8 @@ def check_candidate(
         allowed = ", ".join(f.value for f in forms)
         got = "no form" if form is None else form.value
         return Refused(reason=Reason.INVALID_PATCH, detail=f"{got}; allowed: {allowed}")
-    if raw.patch.is_rewrite != (form is Form.F4):
-        detail = "F4 needs a <rewrite>" if form is Form.F4 else f"{form.value} cannot rewrite"
+    if raw.patch.is_rewrite != (rewrites := form_spec(form).rewrite):
+        detail = f"{form.value} needs a <rewrite>" if rewrites else f"{form.value} cannot rewrite"
         return Refused(reason=Reason.INVALID_PATCH, detail=detail)
     try:
         text = apply_patch(

@@ -7,21 +7,26 @@ method through it. The command line's options, `compare`'s labels, `plan`'s esti
 manifest's prompt version and package versions all read the entry, keyed by `Method`.
 
 Adding a method: its settings record in `records/method_spec.py`, its module with `iterate`,
-`estimate` and `ENTRY`, and one line in `METHODS` below (docs/design.md, "Extending").
+`estimate` and `ENTRY` (its own events, with their views, in `<m>_events.py`), and one line
+in `methods/baselines.BASELINES` (docs/design.md, "Extending").
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any, Union
 
 from stratune_core.config.knobs import Config
-from stratune_core.methods import gepa_run, iter_cot, skillopt, textgrad, trace2skill
+from stratune_core.methods.baselines import BASELINES, generator_entry
 from stratune_core.methods.entry import MethodEntry, Step
+from stratune_core.methods.event_view import EventView
 from stratune_core.prompts.templates import PROMPT_VERSION
 from stratune_core.records.llm import LLM
-from stratune_core.records.method_spec import Method, MethodSpec, StraTuneMethod
+from stratune_core.records.method_events import STEP_EVENTS as SHARED_STEPS
+from stratune_core.records.method_spec import Method, MethodSpec, StraTuneMethod, generator_of
 from stratune_core.records.task import Task
 from stratune_core.round.run import iterate
+from stratune_core.state.events import EVENT_TYPES
 
 
 def _stratune(spec: StraTuneMethod, config: Config, task: Task, llm: LLM) -> Iterator[Step]:
@@ -34,9 +39,16 @@ STRATUNE = MethodEntry(
 )
 
 # StraTune, then the baselines in the paper's order (Table 2's rows), which compare's tables keep
-METHODS: Mapping[Method, MethodEntry] = {e.method: e for e in (
-    STRATUNE, gepa_run.ENTRY, textgrad.ENTRY, skillopt.ENTRY, trace2skill.ENTRY, iter_cot.ENTRY,
-)}
+METHODS: Mapping[Method, MethodEntry] = {e.method: e for e in (STRATUNE, *BASELINES)}
+
+# Each method's own events, keyed by their class, with how the shell shows them
+EVENT_VIEWS: Mapping[type, EventView] = {v.event: v for e in METHODS.values() for v in e.events}
+# Every event a trace may hold: StraTune's and the baselines' shared ones, then each method's
+# own; the trace converter tags and reads this union (a line's tag is its class name)
+TRACE_EVENT_TYPES: tuple[type, ...] = (*EVENT_TYPES, *EVENT_VIEWS)
+TraceEvent: Any = Union[TRACE_EVENT_TYPES]  # noqa: UP007  (built from a tuple at import)
+# The events that close one step of a baseline's run, which the progress display counts
+STEP_EVENTS: tuple[type, ...] = (*SHARED_STEPS, *(t for t, v in EVENT_VIEWS.items() if v.step))
 
 
 def entry_of(spec: MethodSpec) -> MethodEntry:
@@ -60,13 +72,13 @@ def packages_of(spec: MethodSpec) -> tuple[str, ...]:
     run records their versions, and `replay` names one that moved (a hybrid runs its generator's
     method's package)."""
     found = entry_of(spec).packages
-    if isinstance(spec, StraTuneMethod) and spec.generator is not None:
-        found += METHODS[Method(spec.generator.value)].packages
+    if (generator := generator_of(spec)) is not None:
+        found += generator_entry(generator).packages
     return found
 
 
 def hybrid_label(spec: MethodSpec) -> str | None:
     """Compare's label of a hybrid run (Table 4), None for any other run."""
-    if isinstance(spec, StraTuneMethod) and spec.generator is not None:
-        return METHODS[Method(spec.generator.value)].hybrid
+    if (generator := generator_of(spec)) is not None:
+        return generator_entry(generator).hybrid
     return None

@@ -16,20 +16,12 @@ from stratune_core.records.enums import (
     Strategy,
 )
 from stratune_core.records.method_events import (
-    ConsolidationDone,
-    EditsSelected,
-    EpochReviewed,
     ExecutionsRefused,
-    ExemplarsChosen,
     FinalChosen,
     GeneratorProposed,
-    GepaIteration,
-    LessonsExtracted,
     MethodStarted,
-    RevisionRound,
     SkillScored,
     SplitMade,
-    SummaryChecked,
     TargetExecuted,
     UpdateDecided,
 )
@@ -207,22 +199,15 @@ Event = (
     | SeatRefused
     | EarlyStopWaived
     | SalvageAttempted
-    # the baselines' events (stratune_core/records/method_events.py)
+    # the events every baseline may emit (stratune_core/records/method_events.py); each
+    # method's own events join them in the trace's union, `round/registry.TRACE_EVENTS`
     | MethodStarted
     | SplitMade
     | TargetExecuted
     | ExecutionsRefused
     | SkillScored
     | UpdateDecided
-    | RevisionRound
-    | SummaryChecked
-    | ExemplarsChosen
-    | LessonsExtracted
-    | ConsolidationDone
     | FinalChosen
-    | EditsSelected
-    | EpochReviewed
-    | GepaIteration
     | GeneratorProposed
     | RunFinished
 )
