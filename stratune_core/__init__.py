@@ -12,3 +12,6 @@ events); `state` (Omega_t, H_t, the `Event` union, `Env`); `prompts` (and the op
 point for every method). No module imports one that imports it back
 (tests/test_import_graph.py).
 """
+
+__all__ = ["budget", "config", "evaluation", "feedback", "methods", "operators", "prompts",
+           "records", "released", "round", "selection", "state", "tasks"]

@@ -8,3 +8,5 @@ try:
 except ImportError:
     raise ImportError("stratune.dspy needs DSPy, which is not installed: "
                       "pip install 'stratune[dspy]'") from None
+
+__all__ = ["engine", "optimizer", "task", "tools"]

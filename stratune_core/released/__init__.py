@@ -2,3 +2,5 @@
 `released`); the mechanisms run in the round layer (`round/warmup.py`, `round/i2_window.py`,
 `round/salvage.py`).
 """
+
+__all__ = ["events"]

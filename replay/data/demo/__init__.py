@@ -1,1 +1,3 @@
 """The bundled demo task data and its generator (see README.md)."""
+
+__all__ = ["generate"]

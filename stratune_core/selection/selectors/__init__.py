@@ -4,3 +4,5 @@
 override any selector (first round, strategy floors, a fixed operator) live in
 `stratune_core/round/operator_choice.py`. See docs/design.md, "Adding a selector".
 """
+
+__all__ = ["adaptive", "base", "registry", "scripted"]
