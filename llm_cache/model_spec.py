@@ -26,6 +26,8 @@ class ModelSpec:
     model: str  # what is sent to the provider (or the GGUF path)
     canonical: str  # what goes into Request.model and the cache key
     options: tuple[tuple[str, str], ...] = ()
+    # the spelling it was parsed from: error messages name it, the manifest records it
+    text: str = ""
 
     def option(self, name: str, default: str | None = None) -> str | None:
         return dict(self.options).get(name, default)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from urllib.parse import parse_qsl
 
+import attrs
+
 from llm_cache.errors import SpecError
 from llm_cache.model_spec import ModelSpec, Options
 from llm_cache.providers import _FORMS, PROVIDERS
@@ -84,6 +86,9 @@ def _check_names(spec: str, provider: str, body: str, options: Options) -> None:
 
 
 def parse_spec(spec: str) -> ModelSpec:
+    """The spec string checked and parsed: done once, where a spec enters (the model layer's
+    `backend_for`, the shell's `replay.models.specs.resolve`), and the `ModelSpec` passed down
+    (tests/test_model_spec_edges.py lists the callers)."""
     if spec != spec.strip():
         raise SpecError(f"model spec {spec!r}: remove the spaces around it")
     provider, sep, rest = spec.partition(":")
@@ -99,4 +104,4 @@ def parse_spec(spec: str) -> ModelSpec:
         raise SpecError(f"model spec {spec!r}: options after '?' must be k=v&k=v") from None
     _check_names(spec, provider, body, options)
     check_options(spec, options)
-    return PROVIDERS[provider].parse(spec, provider, body, options)
+    return attrs.evolve(PROVIDERS[provider].parse(spec, provider, body, options), text=spec)

@@ -17,6 +17,7 @@ from llm_cache.testing.fake_server import FakeAnthropicServer
 from replay.grid.grid_file import load_grid
 from replay.grid.ray_credentials import needs_of, passed_env
 from replay.grid.run import GridOptions, run_grid
+from replay.models.specs import resolve
 from stratune_core.records.errors import ConfigError
 
 ray = pytest.importorskip("ray")
@@ -96,8 +97,8 @@ def test_ray_pass_env_hands_the_key_to_the_cells_and_writes_it_nowhere(ray_witho
 
 
 def test_pass_env_needs_the_key_in_this_shell():
-    needs = needs_of(["anthropic:claude-haiku-4-5", "openai:m@http://h:1/v1",
-                      "anthropic:claude-sonnet-4-6?api_key=sk-in-spec"])
+    needs = needs_of(resolve(spec) for spec in ["anthropic:claude-haiku-4-5", "openai:m@http://h:1/v1",
+                                                "anthropic:claude-sonnet-4-6?api_key=sk-in-spec"])
     assert list(needs) == ["anthropic:claude-haiku-4-5", "openai:m@http://h:1/v1"]
     assert passed_env(needs, {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "o", "HOME": "/r"}) \
         == {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "o"}

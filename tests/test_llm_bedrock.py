@@ -19,6 +19,7 @@ from llm_cache.client import CachedLLM
 from llm_cache.errors import LLMFatalError, SpecError
 from llm_cache.records import Message, Request, Role
 from llm_cache.retry import RetryPolicy
+from llm_cache.spec import parse_spec
 from llm_cache.store import CacheStore
 from llm_cache.testing.fake_server import FakeAnthropicServer, Fault
 
@@ -93,18 +94,18 @@ def test_mantle_endpoint_speaks_the_messages_api(tmp_path):
 
 
 def test_the_manifest_spec_records_the_version_choice():
-    assert resolve_spec(f"bedrock:{HAIKU_ID}?region=us-east-1") == (
+    assert resolve_spec(parse_spec(f"bedrock:{HAIKU_ID}?region=us-east-1")) == (
         f"bedrock:{HAIKU_ID}?region=us-east-1&bedrock_anthropic_version={LEGACY_VERSION}")
-    assert resolve_spec("bedrock:anthropic.claude-opus-4-8") == (
+    assert resolve_spec(parse_spec("bedrock:anthropic.claude-opus-4-8")) == (
         "bedrock:anthropic.claude-opus-4-8?bedrock_anthropic_version=sdk")
     for unchanged in ("bedrock:anthropic.claude-opus-4-8?endpoint=mantle",
                       f"bedrock:{HAIKU_ID}?bedrock_anthropic_version=2026-10-21",
-                      "anthropic:claude-haiku-4-5", "openai:m@http://h:1/v1", "scripted:toy"):
-        assert resolve_spec(unchanged) == unchanged
+                      "anthropic:claude-haiku-4-5", "openai:m@http://h:1/v1"):
+        assert resolve_spec(parse_spec(unchanged)) == unchanged
     # The written-out spec builds the same backend as the one the user typed.
     for spec in (f"bedrock:{HAIKU_ID}", "bedrock:anthropic.claude-opus-4-8"):
         typed = backend_for(spec, api_key="k").anthropic_version
-        assert backend_for(resolve_spec(spec), api_key="k").anthropic_version == typed
+        assert backend_for(resolve_spec(parse_spec(spec)), api_key="k").anthropic_version == typed
 
 
 def test_manifest_of_a_bedrock_run_names_the_version(tmp_path):

@@ -1,6 +1,7 @@
 """Backends: one module per provider, each importing its SDK lazily.
 
-`backend_for(spec)` builds one from a model spec string (see `llm_cache.spec`).
+`backend_for(spec)` builds one from a parsed `ModelSpec`, or from a model spec string, which it
+parses (see `llm_cache.spec`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from llm_cache.spec import parse_spec
 __all__ = ["Backend", "backend_for"]
 
 
-def backend_for(spec: str, **options: Any) -> Backend:
-    """Build the backend a spec names; keyword options override those in the spec string."""
-    parsed = parse_spec(spec)
+def backend_for(spec: str | ModelSpec, **options: Any) -> Backend:
+    """Build the backend a spec names; keyword options override those in the spec string. A
+    string is parsed here, the edge of the model layer's own API (benchmarks, programs)."""
+    parsed = parse_spec(spec) if isinstance(spec, str) else spec
     merged: dict[str, Any] = {**dict(parsed.options), **options}
     retries = merged.pop("max_retries", None)  # the client's retry policy, for this backend
     try:
@@ -27,7 +29,7 @@ def backend_for(spec: str, **options: Any) -> Backend:
             backend.max_retries = int(retries)
         return backend
     except (TypeError, ValueError) as exc:
-        raise SpecError(f"model spec {spec!r}: bad option ({exc})") from exc
+        raise SpecError(f"model spec {parsed.text!r}: bad option ({exc})") from exc
 
 
 def _build(parsed: ModelSpec, options: dict[str, Any]) -> Backend:

@@ -21,7 +21,6 @@ import re
 
 from llm_cache.errors import SpecError
 from llm_cache.model_spec import ModelSpec, canonical_claude
-from llm_cache.spec import parse_spec
 
 LEGACY_VERSION = "bedrock-2023-05-31"
 SDK_VERSION = "sdk"  # option value: send whatever version the installed SDK sends
@@ -62,16 +61,11 @@ def default_version_option(model_id: str) -> str:
     return LEGACY_VERSION if is_legacy_invoke_model(model_id) else SDK_VERSION
 
 
-def resolve_spec(spec: str) -> str:
-    """The spec with the Bedrock version choice written out; any other spec unchanged.
-
-    Only `bedrock:` specs on the invoke path change, so specs of other providers (and the test
-    suite's scripted specs) pass through without being parsed.
-    """
-    if not spec.startswith("bedrock:"):
-        return spec
-    parsed: ModelSpec = parse_spec(spec)
-    if parsed.option(VERSION_OPTION) is not None:
+def resolve_spec(parsed: ModelSpec) -> str:
+    """The spec's spelling with the Bedrock version choice written out; any other spec's
+    spelling unchanged (a program's own kinds, which no provider parses, never come here)."""
+    spec = parsed.text
+    if parsed.provider != "bedrock" or parsed.option(VERSION_OPTION) is not None:
         return spec
     try:
         endpoint = endpoint_of(parsed.option("endpoint"))

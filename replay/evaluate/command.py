@@ -71,8 +71,9 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
                  concurrency: int, console: Console, baseline: str | None = None) -> Scored:
     """Score each (label, text) on `split` through the cache (OUT's own with `out`, which then
     becomes an evaluation directory that `stratune replay` re-checks)."""
-    model = models.canonical_model(target)
-    backend = models.build_backend(target)
+    resolved = models.resolve(target)  # once: the canonical id, the backend and its checks
+    model = models.canonical_model(resolved)
+    backend = models.build_backend(resolved)
     if out is None:
         # The cache may hold every answer (re-scoring a run): the backend needs a local model's
         # library and file only at its first miss.
@@ -86,7 +87,7 @@ def score_skills(task: Task, task_spec: TaskSpec, skills: Sequence[tuple[str, st
                           baseline=baseline)
     # OUT's cache starts empty, so every answer is a call: a local model's library and file are
     # checked before anything is written.
-    models.check_buildable(target)
+    models.check_buildable(resolved)
     out_dir = RunDir.at(out)
     check_out(out_dir.path, "evaluation")
     out_dir.prepare()

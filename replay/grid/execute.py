@@ -80,7 +80,7 @@ def fitted_options(env: CellEnv, cell: Cell) -> RunOptions:
         return cell.options
     backends = env.backends(cell)
     target = (backends[Role.TARGET] if backends is not None
-              else models.build_backend(cell.options.target))
+              else models.build_backend(cell.options.target_model))
     return evolve(cell.options, method=fit_method(cell.options.method, target))
 
 

@@ -16,18 +16,22 @@ from llm_cache.errors import SpecError
 from llm_cache.gates import ByRole, CallGate, CostCap, GateChain, SharedLimit
 from llm_cache.providers import PROVIDERS
 from llm_cache.records import Role
-from llm_cache.spec import parse_spec
 from replay.grid.cells import Cell
+from replay.run.options import RunOptions
 from replay.stops.control import StopControl, cache_cost
 from stratune_core.records.errors import ConfigError
 
 
-def endpoint_of(spec: str) -> str:
+def endpoint_of(options: RunOptions, role: Role) -> str:
+    """The endpoint a cell's calls of `role` go to, read from its resolved model spec."""
+    spec = options.target if role is Role.TARGET else options.optimizer
     try:
-        parsed = parse_spec(spec)
-    except SpecError:
+        model = options.target_model if role is Role.TARGET else options.optimizer_model
+    except SpecError:  # a kind of the embedding program, unknown in this (Ray worker) process
         return spec.partition(":")[0]
-    return PROVIDERS[parsed.provider].endpoint(parsed)
+    if model.parsed is None:
+        return spec.partition(":")[0]
+    return PROVIDERS[model.parsed.provider].endpoint(model.parsed)
 
 
 def limit_name(endpoint: str, names: Iterable[str]) -> str | None:
@@ -60,8 +64,8 @@ class GridLimits:
         self.stop = stop
         self.cost = cost
 
-    def _limit(self, spec: str) -> CallGate | None:
-        name = limit_name(endpoint_of(spec), self.limits)
+    def _limit(self, options: RunOptions, role: Role) -> CallGate | None:
+        name = limit_name(endpoint_of(options, role), self.limits)
         return None if name is None else self.limits[name]
 
     def gate(self, cell: Cell) -> CallGate:
@@ -69,8 +73,8 @@ class GridLimits:
         if self.cost is not None:
             gates.append(self.cost)
         by_role = {role: gate for role, gate in (
-            (Role.TARGET, self._limit(cell.options.target)),
-            (Role.OPTIMIZER, self._limit(cell.options.optimizer))) if gate is not None}
+            (Role.TARGET, self._limit(cell.options, Role.TARGET)),
+            (Role.OPTIMIZER, self._limit(cell.options, Role.OPTIMIZER))) if gate is not None}
         if by_role:
             gates.append(ByRole(by_role))
         return GateChain(gates)

@@ -16,25 +16,24 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from llm_cache.errors import SpecError
 from llm_cache.providers import PROVIDERS, Credentials
-from llm_cache.spec import parse_spec
+from replay.models.specs import Model
 from stratune_core.records.errors import ConfigError
 
 PROBE_WAIT_S = 300.0  # a busy cluster may take a while to start a worker
 
 
-def needs_of(specs: Iterable[str]) -> dict[str, Credentials]:
-    """The credentials each model spec reads from the environment (its provider's row)."""
+def needs_of(models: Iterable[Model]) -> dict[str, Credentials]:
+    """The credentials each model spec (resolved when its cell was checked) reads from the
+    environment: its provider's row."""
     found: dict[str, Credentials] = {}
-    for spec in specs:
-        try:
-            parsed = parse_spec(spec)
-        except SpecError:
+    for model in models:
+        parsed = model.parsed
+        if parsed is None:
             continue  # a kind added by the embedding program: it knows its own credentials
         need = PROVIDERS[parsed.provider].credentials
         if (need.any_of or need.also) and parsed.option("api_key") is None:
-            found[spec] = need
+            found[model.text] = need
     return found
 
 

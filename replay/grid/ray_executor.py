@@ -61,8 +61,8 @@ def ray_cell(cell: Cell, root: Path, env: CellEnv, shared: dict[str, Any], token
     if shared["cost"] is not None:
         gates.append(ray_actors.RemoteCost(shared["cost"]))
     by_role = {}
-    for role, spec in ((Role.TARGET, cell.options.target), (Role.OPTIMIZER, cell.options.optimizer)):
-        name = limit_name(endpoint_of(spec), limits)
+    for role in (Role.TARGET, Role.OPTIMIZER):
+        name = limit_name(endpoint_of(cell.options, role), limits)
         if name is not None:
             by_role[role] = ray_actors.RemoteLimit(limits[name], cell.id)
     if by_role:
@@ -90,8 +90,9 @@ class RayExecutor:
                  pass_env: bool = False) -> None:
         ray = self.ray = _ray()
         # Models built from their specs read credentials from the worker's environment.
-        needs = ray_credentials.needs_of(spec for cell in cells if env.backends(cell) is None
-                                         for spec in (cell.options.target, cell.options.optimizer))
+        needs = ray_credentials.needs_of(
+            model for cell in cells if env.backends(cell) is None
+            for model in (cell.options.target_model, cell.options.optimizer_model))
         # Only in memory (Ray's runtime_env), never in the grid directory.
         runtime_env = {"env_vars": ray_credentials.passed_env(needs)} if pass_env else None
         self.started_ray = not ray.is_initialized()

@@ -5,13 +5,19 @@ The built-in model specs are those of `llm_cache.spec`; the built-in tasks those
 its backend) and tasks (a name with its loader) through `Extensions` (`replay.models.extensions`), passed to
 `replay.commands.app.main(argv, extensions=...)` or made active around library calls with `using(...)`.
 The test suite injects its scripted models and toy task this way; the package ships none.
+
+A spec string is resolved once where it enters (`resolve`, the shell's only call of
+`parse_spec`), and the `Model` is passed down: every function here takes either.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from attrs import frozen
+
 from llm_cache.backends import Backend, backend_for
+from llm_cache.model_spec import ModelSpec
 from llm_cache.providers import PROVIDERS
 from llm_cache.records import Role
 from llm_cache.spec import parse_spec
@@ -25,9 +31,8 @@ from stratune_core.records.task import Task
 from stratune_core.tasks.agent import Toolbox
 
 # the extension door is part of this module's surface (`models.using(...)`), defined apart
-__all__ = ["PROGRAM_MODELS", "Extensions", "ModelKind", "active", "backends", "build_backend",
-           "canonical_model",
-           "check_buildable", "load_task", "using"]
+__all__ = ["PROGRAM_MODELS", "Extensions", "Model", "ModelKind", "active", "backends",
+           "build_backend", "canonical_model", "check_buildable", "load_task", "resolve", "using"]
 
 
 def _run_by_its_program(body: str) -> Backend:
@@ -57,51 +62,77 @@ def _kind(spec: str) -> tuple[ModelKind, str] | None:
     return None if kind is None else (kind, body)
 
 
-def canonical_model(spec: str) -> str:
+@frozen(kw_only=True)
+class Model:
+    """A model spec string resolved: a program's or a target kind's own model (`kind`, read
+    from `body`), or a provider's, parsed (`parsed`)."""
+
+    text: str
+    parsed: ModelSpec | None = None
+    kind: ModelKind | None = None
+    body: str = ""
+
+
+def resolve(spec: str | Model) -> Model:
+    """The spec resolved once, where it enters; a `Model` passes through unchanged. A spec no
+    kind and no provider reads raises `SpecError` naming it."""
+    if isinstance(spec, Model):
+        return spec
+    found = _kind(spec)
+    if found is not None:
+        kind, body = found
+        return Model(text=spec, kind=kind, body=body)
+    return Model(text=spec, parsed=parse_spec(spec))
+
+
+def canonical_model(spec: str | Model) -> str:
     """The model id that goes into requests (and so into the cache key)."""
-    found = _kind(spec)
-    if found is not None:
-        kind, body = found
-        return kind.canonical(body)
-    return parse_spec(spec).canonical
+    model = resolve(spec)
+    if model.kind is not None:
+        return model.kind.canonical(model.body)
+    assert model.parsed is not None
+    return model.parsed.canonical
 
 
-def build_backend(spec: str) -> Backend:
-    found = _kind(spec)
-    if found is not None:
-        kind, body = found
-        return kind.backend(body)
-    return backend_for(spec)
+def build_backend(spec: str | Model) -> Backend:
+    model = resolve(spec)
+    if model.kind is not None:
+        return model.kind.backend(model.body)
+    assert model.parsed is not None
+    return backend_for(model.parsed)
 
 
-def check_buildable(spec: str) -> None:
+def check_buildable(spec: str | Model) -> None:
     """What a backend only finds out at its first call, checked before a run directory is
     made: a local model's GGUF file and the llama.cpp package it runs on, a Claude API key,
     an OpenAI-compatible server that accepts connections."""
-    if (found := _kind(spec)) is not None:
-        kind, body = found
-        if kind.check is not None:
-            kind.check(body)
+    model = resolve(spec)
+    if model.kind is not None:
+        if model.kind.check is not None:
+            model.kind.check(model.body)
         return
-    parsed = parse_spec(spec)
+    parsed, public = model.parsed, public_spec(model.text)
+    assert parsed is not None
     if parsed.provider != "llamacpp":
-        PROVIDERS[parsed.provider].check_access(parsed, public_spec(spec))
+        PROVIDERS[parsed.provider].check_access(parsed, public)
         return
     from replay.models.local_model import llama_cpp_installed
 
     if not llama_cpp_installed():
-        raise ConfigError(f"model spec {public_spec(spec)!r}: local models need "
+        raise ConfigError(f"model spec {public!r}: local models need "
                           "llama-cpp-python: pip install 'stratune[local]'")
     path = Path(parsed.model).expanduser()
     if not path.is_file():
-        raise ConfigError(f"model spec {public_spec(spec)!r}: GGUF file {path} not found; fix "
+        raise ConfigError(f"model spec {public!r}: GGUF file {path} not found; fix "
                           "the path")
 
 
-def backends(target: str, optimizer: str) -> dict[Role, Backend]:
-    for spec in (target, optimizer):
-        check_buildable(spec)
-    return {Role.TARGET: build_backend(target), Role.OPTIMIZER: build_backend(optimizer)}
+def backends(target: str | Model, optimizer: str | Model) -> dict[Role, Backend]:
+    models = []
+    for spec in (target, optimizer):  # each checked before the next is read, as typed
+        models.append(model := resolve(spec))
+        check_buildable(model)
+    return {Role.TARGET: build_backend(models[0]), Role.OPTIMIZER: build_backend(models[1])}
 
 
 def load_task(spec: TaskSpec, *, data_dir: str | None = None,

@@ -16,7 +16,7 @@ from attrs import field, frozen
 
 from llm_cache.backends.bedrock import resolve_spec
 from replay.input_files import read_regular, too_deep
-from replay.models.specs import canonical_model, load_task
+from replay.models.specs import Model, canonical_model, load_task, resolve
 from replay.run.method_options import check_settings
 from replay.rundir.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
 from replay.targets.kinds import toolbox_of
@@ -46,6 +46,16 @@ class RunOptions:
     overrides: tuple[tuple[str, Any], ...] = field(default=(), converter=tuple)
     data_dir: str | None = None
     method: MethodSpec = field(factory=default_method)
+
+    # Each model spec is resolved once, at its first use (so a bad one is refused where it
+    # always was), and that `Model` is what the config, the manifest and the backends read.
+    @functools.cached_property
+    def target_model(self) -> Model:
+        return resolve(self.target)
+
+    @functools.cached_property
+    def optimizer_model(self) -> Model:
+        return resolve(self.optimizer)
 
 
 def parse_budget(text: str) -> dict[str, Any]:
@@ -107,8 +117,8 @@ def build_config(options: RunOptions, task: Task | None = None) -> Config:
     check_sizes(layers.layered.config, len(task.split("train")), layers.layered.origins,
                 {layer.where for layer in layers.given})
     config = layers.layered.config.replace(
-        target_model=canonical_model(options.target),
-        optimizer_model=canonical_model(options.optimizer),
+        target_model=canonical_model(options.target_model),
+        optimizer_model=canonical_model(options.optimizer_model),
     )
     return with_recorded_sequence(config)
 
@@ -163,7 +173,7 @@ def user_layers(options: RunOptions, *, models: bool = False) -> list[Layer]:
     flags = {**dict(options.overrides), "seed": options.seed}
     for name, spec in (("target_model", options.target), ("optimizer_model", options.optimizer)):
         if models and spec:
-            flags[name] = canonical_model(spec)
+            flags[name] = canonical_model(getattr(options, name))
     layers.append(Layer(where="command line", values=flags))
     return layers
 
@@ -261,6 +271,12 @@ def same_batches_warning(origin: ReplayOrigin | None) -> str | None:
             "--seed, or set batch_order_seed in --config")
 
 
+def manifest_spec(model: Model) -> str:
+    """What the manifest records of a model spec: as typed, with Bedrock's anthropic_version
+    choice written out."""
+    return model.text if model.parsed is None else resolve_spec(model.parsed)
+
+
 def new_manifest(options: RunOptions, config: Config) -> Manifest:
     """The manifest of a new run; a `replay:` selector's sequence is stored beside the config,
     with the run it follows and both batch orders."""
@@ -269,8 +285,8 @@ def new_manifest(options: RunOptions, config: Config) -> Manifest:
     return Manifest(
         replay_of=replay_origin(config),
         task=options.task,
-        target=resolve_spec(options.target),  # Bedrock's anthropic_version choice, written out
-        optimizer=resolve_spec(options.optimizer),
+        target=manifest_spec(options.target_model),
+        optimizer=manifest_spec(options.optimizer_model),
         seed=config.seed,
         profile=options.profile,
         config=config,

@@ -61,7 +61,7 @@ def train(options: RunOptions, out: str, console: Console, *, concurrency: int =
     task = hooks.task if hooks.task is not None else models.load_task(options.task,
                                                                       data_dir=options.data_dir)
     config = build_config(options, task)  # the task's preset is a config layer
-    backends = {**(hooks.backends or models.backends(options.target, options.optimizer)),
+    backends = {**(hooks.backends or models.backends(options.target_model, options.optimizer_model)),
                 **models.kind_backends(options.task, task)}
     # A local optimizer's window bounds its prompts; the lowered budget is part of the recorded
     # config, so replay and resume rebuild the same prompts without asking the backend again.
