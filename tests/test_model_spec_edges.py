@@ -101,3 +101,18 @@ def test_strings_are_still_taken_where_a_spec_enters() -> None:
     assert own.parsed is None and manifest_spec(own) == "mlflow:predict"
     with pytest.raises(SpecError, match="unknown provider"):
         models.resolve("nosuch:model")
+
+
+def test_a_grid_limits_the_endpoint_of_each_resolved_spec() -> None:
+    from llm_cache.records import Role
+    from replay.grid.limits import endpoint_of
+
+    def options(target: str) -> RunOptions:
+        return RunOptions(task=TaskSpec(spec="demo"), target=target, optimizer="anthropic:m")
+
+    assert endpoint_of(options("openai:m@http://gpu:8000/v1"), Role.TARGET) == (
+        "openai:http://gpu:8000/v1")
+    assert endpoint_of(options("openai:m@http://gpu:8000/v1"), Role.OPTIMIZER) == "anthropic"
+    assert endpoint_of(options("mlflow:predict"), Role.TARGET) == "mlflow"  # a program's kind
+    # a kind this process does not know (a Ray worker without the program's extensions)
+    assert endpoint_of(options("scripted:toy"), Role.TARGET) == "scripted"

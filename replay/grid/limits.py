@@ -24,14 +24,14 @@ from stratune_core.records.errors import ConfigError
 
 def endpoint_of(options: RunOptions, role: Role) -> str:
     """The endpoint a cell's calls of `role` go to, read from its resolved model spec."""
-    spec = options.target if role is Role.TARGET else options.optimizer
+    target = role is Role.TARGET
     try:
-        model = options.target_model if role is Role.TARGET else options.optimizer_model
+        parsed = (options.target_model if target else options.optimizer_model).parsed
     except SpecError:  # a kind of the embedding program, unknown in this (Ray worker) process
-        return spec.partition(":")[0]
-    if model.parsed is None:
-        return spec.partition(":")[0]
-    return PROVIDERS[model.parsed.provider].endpoint(model.parsed)
+        parsed = None
+    if parsed is None:  # a program's or a target kind's own model: its prefix names it
+        return (options.target if target else options.optimizer).partition(":")[0]
+    return PROVIDERS[parsed.provider].endpoint(parsed)
 
 
 def limit_name(endpoint: str, names: Iterable[str]) -> str | None:

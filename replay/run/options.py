@@ -173,7 +173,7 @@ def user_layers(options: RunOptions, *, models: bool = False) -> list[Layer]:
     flags = {**dict(options.overrides), "seed": options.seed}
     for name, spec in (("target_model", options.target), ("optimizer_model", options.optimizer)):
         if models and spec:
-            flags[name] = canonical_model(getattr(options, name))
+            flags[name] = canonical_model(getattr(options, name))  # its resolved Model
     layers.append(Layer(where="command line", values=flags))
     return layers
 
