@@ -22,7 +22,6 @@ from replay.tasks.bundled import bundled_tools
 from replay.tasks.registry import custom_path, shadowed_folder
 from replay.tools.loading import split_spec
 from stratune_core.records.errors import StraTuneError
-from stratune_core.round.registry import entry_of
 
 if TYPE_CHECKING:
     from replay.rundir.serde import TaskSpec
@@ -142,6 +141,7 @@ def cmd_plan(args: argparse.Namespace, console: Console) -> int:
         missing = " and ".join(f for f in ("--target", "--optimizer") if not getattr(args, f[2:]))
         raise StraTuneError(f"plan: {missing} required (only --show-config goes without)")
     from replay.models import specs as models
+    from stratune_core.round.registry import entry_of  # the registry imports numpy
 
     task = models.load_task(options.task, data_dir=options.data_dir)
     config = build_config(options, task)
