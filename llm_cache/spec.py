@@ -14,6 +14,7 @@ model map to one canonical id, so a run recorded on Bedrock replays against the 
 from __future__ import annotations
 
 import math
+import unicodedata
 from urllib.parse import parse_qsl
 
 from llm_cache.errors import SpecError
@@ -76,11 +77,26 @@ def _check_names(spec: str, provider: str, body: str, options: Options) -> None:
                                   and any(c.isspace() for c in model)):
         raise SpecError(f"model spec {spec!r}: the model name {model!r} holds a space; "
                         "remove it")
+    for where, text in (("the model name", model),
+                        *((f"option {name}=", f"{name}={value}") for name, value in options)):
+        if hidden := next((c for c in text if _hidden(c)), None):
+            raise SpecError(f"model spec {spec!r}: {where} holds the invisible character "
+                            f"U+{ord(hidden):04X}; retype it")
     known = PROVIDERS[provider].options if provider in PROVIDERS else None
+    names = [name for name, _ in options]
+    if twice := next((name for name in names if names.count(name) > 1), None):
+        raise SpecError(f"model spec {spec!r}: {twice}= is given twice; keep one")
     for name, _ in options:
         if known is not None and name not in known:
             raise SpecError(f"model spec {spec!r}: {provider} models take no option {name!r}; "
                             f"use {', '.join(sorted(known))}")
+
+
+def _hidden(char: str) -> bool:
+    """A character that shows as nothing or moves the text (a zero-width space, a
+    direction mark, a control character): a model name holding one is sent as another name and
+    answered with a 404 after a round of retries."""
+    return unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp")
 
 
 def parse_spec(spec: str) -> ModelSpec:

@@ -11,6 +11,7 @@ from llm_cache import cli as cache_cli
 from replay.commands import handlers
 from replay.commands.arg_types import at_least, directory, part_kinds
 from replay.commands.help_examples import add_examples
+from replay.commands.widths import MAX_WIDTH, MIN_WIDTH
 from replay.compare import cli as compare_cli
 from replay.evaluate import flags as evaluate_flags
 from replay.grid import cli as grid_cli
@@ -24,7 +25,6 @@ from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
 EXIT_BAD_INPUT = 2
-MAX_WIDTH = 1000  # --width: columns of an export; wider is a typo and would take minutes
 DEFAULT_PORT = 8049  # `serve` (replay/dashboard/server.py, which the parser does not import)
 
 
@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "episode's trajectory), under --candidate's skill or the final one")
     view.add_argument("--export", choices=("svg", "html", "png", "txt"))
     view.add_argument("--output", help="export file (default: stratune-view.<format>)")
-    view.add_argument("--width", type=at_least(40, MAX_WIDTH), default=120,
+    view.add_argument("--width", type=at_least(MIN_WIDTH, MAX_WIDTH), default=120,
                       help="export width in columns")
     view.add_argument("--html", metavar="FILE",
                       help="write the run's (or a grid directory's) web page to FILE: one "

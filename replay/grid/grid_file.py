@@ -25,7 +25,12 @@ from replay.grid.spec import (
     PairEntry,
     TaskEntry,
 )
-from replay.input_files import read_regular, too_deep
+from replay.input_files import (
+    number_too_long,
+    read_regular,
+    too_deep,
+    too_many_digits,
+)
 from replay.run.method_options import settings_of
 from replay.rundir.serde import TaskSpec
 from replay.tasks.registry import BUILT_IN
@@ -54,6 +59,10 @@ def load_grid(path: str | Path) -> GridSpec:
                         f"{exc.start}); give a TOML grid file") from None
     except tomllib.TOMLDecodeError as exc:
         raise GridError(f"{file}: not valid TOML ({exc})") from None
+    except ValueError as exc:
+        if too_many_digits(exc):
+            raise number_too_long(str(file), GridError) from None
+        raise
     return parse_grid(data, file)
 
 

@@ -15,7 +15,13 @@ import attrs
 from attrs import field, frozen
 
 from llm_cache.backends.bedrock import resolve_spec
-from replay.input_files import read_regular, too_deep
+from replay.input_files import (
+    number_too_long,
+    read_regular,
+    refuse_surrogates,
+    too_deep,
+    too_many_digits,
+)
 from replay.models.specs import canonical_model, load_task
 from replay.run.method_options import check_settings
 from replay.rundir.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
@@ -75,8 +81,13 @@ def _file_layer(name: str) -> Layer:
         raise ConfigError(f"--config {path}: cannot be read as UTF-8 text ({exc})") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    except ValueError as exc:
+        if too_many_digits(exc):
+            raise number_too_long(str(path), ConfigError) from None
+        raise
     except RecursionError:
         raise ConfigError(str(too_deep(str(path)))) from None
+    refuse_surrogates(data, str(path), ConfigError)
     return Layer(where=str(path), values=data)
 
 

@@ -20,7 +20,13 @@ import attrs
 import yaml
 from attrs import frozen
 
-from replay.input_files import read_regular
+from replay.input_files import (
+    number_too_long,
+    read_regular,
+    refuse_surrogates,
+    too_many_digits,
+)
+from replay.skills.folder_entries import check_entries
 from stratune_core.records.base import TaskInfo
 from stratune_core.records.errors import ConfigError
 from stratune_core.records.task import Task
@@ -92,6 +98,7 @@ def read_skill_folder(path: str | Path) -> AgentSkill:
                                "of the folder")
     if "\x00" in body:
         raise SkillFolderError(f"{file}: body: holds NUL bytes, not text")
+    check_entries(folder, SkillFolderError)
     return AgentSkill(folder=folder, name=name, description=description, front_matter=front,
                       body=body)
 
@@ -139,12 +146,17 @@ def _parse(front: str, file: Path) -> dict[str, object]:
     except RecursionError:
         raise SkillFolderError(f"{file}: front matter: nested too deeply to read; flatten "
                                "it") from None
+    except ValueError as exc:
+        if too_many_digits(exc):
+            raise number_too_long(f"{file}: front matter", SkillFolderError) from None
+        raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 2}" if mark is not None else ""  # +1 for the fence, +1 1-based
         problem = getattr(exc, "problem", None) or "not YAML"
         raise SkillFolderError(f"{file}{line}: front matter: does not parse as YAML "
                                f"({problem}); quote values holding ': ' or '#'") from None
+    refuse_surrogates(fields, f"{file}: front matter", SkillFolderError)
     if not isinstance(fields, dict):
         raise SkillFolderError(f"{file}: front matter: expected YAML fields (name: ..., "
                                f"description: ...), got {type(fields).__name__}")

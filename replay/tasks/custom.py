@@ -67,10 +67,14 @@ def resolve_scorer(spec: str) -> Scorer:
                               "function and cannot be imported; replay the run from Python with "
                               "stratune.replay(DIR, scorer=...), or move the function into a "
                               "module")
+        if not all(part.isidentifier() for part in [*module_name.split("."), attr]):
+            raise ConfigError(f"scorer: {spec!r}: write module:function (Python names, e.g. "
+                              "myscorers:score), or one of exact, regex, choice, anls, numeric")
         try:
             fn = getattr(import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"scorer: cannot load {spec!r} ({exc}); give module:function "
+        except Exception as exc:  # any failure of the user's module is theirs to fix
+            raise ConfigError(f"scorer: cannot load {spec!r} ({type(exc).__name__}: {exc}); "
+                              "give module:function "
                               "importable from the current directory") from None
         if not callable(fn):
             raise ConfigError(f"scorer: {spec!r} is not callable; name a function (answer, "
