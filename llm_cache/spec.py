@@ -32,6 +32,7 @@ WHOLE_AT_LEAST = {"concurrency": 1, "max_retries": 0, "threads": 1, "n_ctx": MIN
 # of 10^8 tokens, a retry count that would wait for days).
 WHOLE_AT_MOST = {"concurrency": 4096, "max_retries": 100, "threads": 1024, "n_ctx": 10**8,
                  "seed": 2**63 - 1, "batch_min": 100_000, "batch_resubmits": 100}
+MAX_CONCURRENCY = WHOLE_AT_MOST["concurrency"]  # --concurrency too: more is a typo, not a pool
 SECONDS = ("timeout", "connect_timeout", "batch_poll", "batch_poll_max")
 MAX_SECONDS = 7 * 24 * 3600.0
 # Options that must not be empty (`?api_key=` would send no key and fail as a connection error).

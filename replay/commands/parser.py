@@ -8,6 +8,7 @@ import argparse
 from typing import NoReturn
 
 from llm_cache import cli as cache_cli
+from llm_cache.spec import MAX_CONCURRENCY
 from replay.commands import handlers
 from replay.commands.arg_types import at_least, directory, part_kinds
 from replay.commands.help_examples import add_examples
@@ -93,7 +94,7 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     if out:
         p.add_argument("--out", required=True, type=directory,
                        help="run directory (rerun to resume)")
-        p.add_argument("--concurrency", type=at_least(1), default=8,
+        p.add_argument("--concurrency", type=at_least(1, MAX_CONCURRENCY), default=8,
                        help="model calls in flight at once (default 8)")
         p.add_argument("--test-eval", action="store_true",
                        help="afterwards, score the initial and final skill on the test split")
@@ -121,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--split", default="test", choices=("test", "train"))
     ev.add_argument("--cache-dir", help=f"the cache to read and fill (default {DEFAULT_CACHE_DIR}; "
                     "not with --out, whose directory keeps its own)")
-    ev.add_argument("--concurrency", type=at_least(1), default=8)
+    ev.add_argument("--concurrency", type=at_least(1, MAX_CONCURRENCY), default=8)
     evaluate_flags.add_flags(ev)
     ev.set_defaults(func=handlers.cmd_evaluate)
     rp = sub.add_parser("replay", help="re-execute a recorded run offline and check its events")
@@ -167,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--out", required=True, type=directory, help="run directory (rerun to resume)")
     op.add_argument("--budget", help="N executions, or Kx for K per record (default 6x)")
     op.add_argument("--seed", type=int, default=0)
-    op.add_argument("--concurrency", type=at_least(1), default=8)
+    op.add_argument("--concurrency", type=at_least(1, MAX_CONCURRENCY), default=8)
     op.add_argument("--max-cost", metavar="USD", help="stop before the paid cost passes USD")
     op.add_argument("--timeout", help="stop after DURATION (90s, 30m, 2h)")
     op.set_defaults(func=handlers.cmd_optimize_prompts)
