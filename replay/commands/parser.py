@@ -5,7 +5,7 @@ fast."""
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from llm_cache import cli as cache_cli
 from llm_cache.spec import MAX_CONCURRENCY
@@ -29,8 +29,26 @@ EXIT_BAD_INPUT = 2
 DEFAULT_PORT = 8049  # `serve` (replay/dashboard/server.py, which the parser does not import)
 
 
+class _StoreOnce(argparse._StoreAction):
+    """A flag taking one value, given once: argparse keeps the last of two (`evaluate --skill
+    A --skill B` scored B alone), which reads as if both counted."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if option_string is not None and getattr(self, "_seen", None) is namespace:
+            parser.error(f"{'/'.join(self.option_strings)} is given twice; give it once")
+        self._seen = namespace
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line (the full usage is a `--help` away)."""
+    """argparse, with a usage error as one line (the full usage is a `--help` away), and each
+    flag that takes one value taken once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {scrub(message)} (see {self.prog} "

@@ -28,7 +28,7 @@ from replay.input_files import (
 )
 from replay.skills.folder_entries import check_entries
 from stratune_core.records.base import TaskInfo
-from stratune_core.records.errors import ConfigError
+from stratune_core.records.errors import ConfigError, StraTuneError
 from stratune_core.records.task import Task
 
 SKILL_FILE = "SKILL.md"
@@ -92,15 +92,22 @@ def read_skill_folder(path: str | Path) -> AgentSkill:
     if not body:
         raise SkillFolderError(f"{file}: body: empty; write the skill's instructions below the "
                                "front matter")
-    if len(body) > BODY_MAX_CHARS:
-        raise SkillFolderError(f"{file}: body: {len(body):,} characters, over the limit of "
-                               f"{BODY_MAX_CHARS:,}; move reference material into other files "
-                               "of the folder")
+    refuse_oversized(body, f"{file}: body", SkillFolderError)
     if "\x00" in body:
         raise SkillFolderError(f"{file}: body: holds NUL bytes, not text")
     check_entries(folder, SkillFolderError)
     return AgentSkill(folder=folder, name=name, description=description, front_matter=front,
                       body=body)
+
+
+def refuse_oversized(skill: str, where: str,
+                     error: type[StraTuneError] = ConfigError) -> None:
+    """Every initial skill (a SKILL.md body, initial_skill.txt, `initial_skill=`) has the one
+    limit BODY_MAX_CHARS."""
+    if len(skill.strip()) > BODY_MAX_CHARS:
+        raise error(f"{where}: {len(skill.strip()):,} characters, over the limit of "
+                    f"{BODY_MAX_CHARS:,} for a skill; move reference material into other files "
+                    "(an Agent Skills folder's references)")
 
 
 def _split(text: str, file: Path) -> tuple[str, str]:

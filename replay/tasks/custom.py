@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_cache.records import Response
+from replay.skills.agent_skill import refuse_oversized
 from replay.tasks import files
 from replay.tasks.docvqa import guard_image
 from stratune_core.records.base import Sample
@@ -40,6 +41,7 @@ from stratune_core.tasks.custom_scorers import (
     last_number,
 )
 from stratune_core.tasks.livemath import LABELS
+from stratune_core.tasks.user_exit import no_exit
 
 DEFAULT_SKILL = "Complete the task. Put the final answer inside <answer>...</answer> tags."
 SPLITS = ("train", "test")
@@ -86,7 +88,7 @@ def resolve_scorer(spec: str) -> Scorer:
 def function_scorer(fn: ScoreFn, name: str) -> Scorer:
     """The user's function (answer text, expected) -> [0, 1]; its attributes `binary` and
     `threshold`, if set, say how its scores read."""
-    return Scorer(name=name, fn=fn, binary=bool(getattr(fn, "binary", False)),
+    return Scorer(name=name, fn=no_exit(fn), binary=bool(getattr(fn, "binary", False)),
                   threshold=float(getattr(fn, "threshold", 1.0)))
 
 
@@ -191,6 +193,8 @@ def load(spec: str | Path, *, scorer: str | Scorer | None = None, placement: str
     if skill is not None and not skill.strip():
         raise TaskDataError(f"{skill_file}:1: initial skill: empty (only white space); write "
                             "the skill, or delete the file for the generic one")
+    if skill is not None:
+        refuse_oversized(skill, f"{skill_file}: initial skill", TaskDataError)
     return task_of(path, parts, chosen, skill, placement=placement, limit=limit,
                    name=name or (path.name if path.is_dir() else path.stem), max_tokens=max_tokens)
 
