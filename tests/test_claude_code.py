@@ -131,7 +131,8 @@ def test_scripts_are_learned_syntax_checked_and_sealed(tmp_path):
 def test_refusals_before_anything_is_paid(tmp_path):
     task = write_task(tmp_path / "task", n=2)
     out = tmp_path / "run"
-    batch = _train(task, out, "--target", f"{TARGET}?batch=on")
+    batch = stratune("train", "--task", str(task), "--scorer", "exact", "--target",
+                     f"{TARGET}?batch=on", "--optimizer", OPTIMIZER, "--out", str(out))
     assert batch.returncode == 2 and "Message Batches" in batch.stderr, batch.stderr
     no_key = stratune("train", "--task", str(task), "--scorer", "exact", "--target", TARGET,
                       "--optimizer", OPTIMIZER, "--out", str(out), ANTHROPIC_API_KEY="")
