@@ -55,7 +55,8 @@ def check_secrets(parsed: ModelSpec, public: str, names: tuple[str, ...]) -> Non
     """A key goes into an HTTP header, which cannot hold a newline, a space or any other
     control character (the client refuses it, and each call fails as a connection error after
     a round of retries): one line naming where the key came from, never the key."""
-    for name in names:
+    # `?api_key=` is sent instead of the environment's keys when given
+    for name in ("api_key",) if parsed.option("api_key") else names:
         value = parsed.option(name) if name == "api_key" else os.environ.get(name)
         if value and any(c.isspace() or not c.isprintable() for c in value):
             where = "?api_key=" if name == "api_key" else name
