@@ -87,8 +87,7 @@ def parse_grid(data: Mapping[str, Any], file: Path) -> GridSpec:
         test_eval=reader.typed(data, "test_eval", bool, False),
         profile=reader.typed(data, "profile", str, "paper"),
         config_file=reader.path(data["config"], "config") if "config" in data else None,
-        concurrency=reader.positive(data.get("concurrency", 8), "concurrency",
-                                    at_most=MAX_CONCURRENCY),
+        concurrency=reader.positive(data.get("concurrency", 8), "concurrency", MAX_CONCURRENCY),
         defaults=defaults,
         max_connections=tuple((name, reader.positive(n, f"max_connections.{name}"))
                               for name, n in reader.table(data, "max_connections",
