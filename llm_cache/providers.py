@@ -37,6 +37,11 @@ PROVIDER_OPTIONS: Mapping[str, frozenset[str]] = {
 
 
 def _claude(spec: str, provider: str, body: str, options: Options) -> ModelSpec:
+    base_url = dict(options).get("base_url")
+    if base_url is not None:  # a proxy or a gateway: a file: or a typo fails each call late
+        if not base_url.startswith(("http://", "https://")):
+            raise SpecError(f"model spec {spec!r}: base_url={base_url!r}: give an http(s) URL")
+        check_base_url(spec, base_url)
     return ModelSpec(provider=provider, model=body, canonical=canonical_claude(body),
                      options=options)
 
@@ -115,9 +120,10 @@ PROVIDERS: Mapping[str, Provider] = {
     "anthropic": Provider(form="anthropic:<model>", parse=_claude, backend=_ANTHROPIC,
                           options=PROVIDER_OPTIONS["anthropic"],
                           credentials=Credentials(any_of=_KEYS, also=("ANTHROPIC_BASE_URL",)),
-                          check="llm_cache.access:check_key"),
+                          check="llm_cache.access:check_anthropic"),
     "bedrock": Provider(form="bedrock:<id>", parse=_claude, backend=_ANTHROPIC,
-                        options=PROVIDER_OPTIONS["bedrock"], credentials=Credentials(also=_AWS)),
+                        options=PROVIDER_OPTIONS["bedrock"], credentials=Credentials(also=_AWS),
+                        check="llm_cache.access:check_bedrock"),
     "openai": Provider(form="openai:<model>@<base_url>", parse=_openai,
                        backend="llm_cache.backends.openai_compat:OpenAICompatBackend",
                        options=PROVIDER_OPTIONS["openai"],

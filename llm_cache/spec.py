@@ -14,6 +14,7 @@ model map to one canonical id, so a run recorded on Bedrock replays against the 
 from __future__ import annotations
 
 import math
+import unicodedata
 from urllib.parse import parse_qsl
 
 import attrs
@@ -33,6 +34,7 @@ WHOLE_AT_LEAST = {"concurrency": 1, "max_retries": 0, "threads": 1, "n_ctx": MIN
 # of 10^8 tokens, a retry count that would wait for days).
 WHOLE_AT_MOST = {"concurrency": 4096, "max_retries": 100, "threads": 1024, "n_ctx": 10**8,
                  "seed": 2**63 - 1, "batch_min": 100_000, "batch_resubmits": 100}
+MAX_CONCURRENCY = WHOLE_AT_MOST["concurrency"]  # --concurrency too: more is a typo, not a pool
 SECONDS = ("timeout", "connect_timeout", "batch_poll", "batch_poll_max")
 MAX_SECONDS = 7 * 24 * 3600.0
 # Options that must not be empty (`?api_key=` would send no key and fail as a connection error).
@@ -78,11 +80,26 @@ def _check_names(spec: str, provider: str, body: str, options: Options) -> None:
                                   and any(c.isspace() for c in model)):
         raise SpecError(f"model spec {spec!r}: the model name {model!r} holds a space; "
                         "remove it")
+    for where, text in (("the model name", model),
+                        *((f"option {name}=", f"{name}={value}") for name, value in options)):
+        if hidden := next((c for c in text if _hidden(c)), None):
+            raise SpecError(f"model spec {spec!r}: {where} holds the invisible character "
+                            f"U+{ord(hidden):04X}; retype it")
     known = PROVIDERS[provider].options if provider in PROVIDERS else None
+    names = [name for name, _ in options]
+    if twice := next((name for name in names if names.count(name) > 1), None):
+        raise SpecError(f"model spec {spec!r}: {twice}= is given twice; keep one")
     for name, _ in options:
         if known is not None and name not in known:
             raise SpecError(f"model spec {spec!r}: {provider} models take no option {name!r}; "
                             f"use {', '.join(sorted(known))}")
+
+
+def _hidden(char: str) -> bool:
+    """A character that shows as nothing or moves the text (a zero-width space, a
+    direction mark, a control character): a model name holding one is sent as another name and
+    answered with a 404 after a round of retries."""
+    return unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp")
 
 
 def parse_spec(spec: str) -> ModelSpec:

@@ -46,8 +46,9 @@ def stratune(*args: str, fake: FakeAnthropicServer | None = None, home: Path | N
                           capture_output=True, text=True, timeout=900, check=False)
 
 
-def _train(task: Path, out: Path, *extra: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    return stratune("train", "--task", str(task), "--scorer", "exact", "--target", TARGET,
+def _train(task: Path, out: Path, *extra: str, target: str = TARGET,
+           **kw: object) -> subprocess.CompletedProcess[str]:
+    return stratune("train", "--task", str(task), "--scorer", "exact", "--target", target,
                     "--optimizer", OPTIMIZER, "--out", str(out), *extra, **kw)  # type: ignore[arg-type]
 
 
@@ -131,7 +132,7 @@ def test_scripts_are_learned_syntax_checked_and_sealed(tmp_path):
 def test_refusals_before_anything_is_paid(tmp_path):
     task = write_task(tmp_path / "task", n=2)
     out = tmp_path / "run"
-    batch = _train(task, out, "--target", f"{TARGET}?batch=on")
+    batch = _train(task, out, target=f"{TARGET}?batch=on")
     assert batch.returncode == 2 and "Message Batches" in batch.stderr, batch.stderr
     no_key = stratune("train", "--task", str(task), "--scorer", "exact", "--target", TARGET,
                       "--optimizer", OPTIMIZER, "--out", str(out), ANTHROPIC_API_KEY="")

@@ -170,8 +170,7 @@ def _claude_code_run(tmp_path: Path, responder: object, *extra: str, target: str
     task = write_task(tmp_path / "task", n=2)
     out = tmp_path / "run"
     with FakeAnthropicServer(responder=responder) as fake:
-        done = _train(task, out, *extra, "--budget", "4", *(("--target", target) if target
-                                                           else ()), fake=fake)
+        done = _train(task, out, *extra, "--budget", "4", target=target or TARGET, fake=fake)
     assert done.returncode == 0, done.stderr[-2000:]
     return out, "\n".join(_optimizer_prompts(out))
 

@@ -11,7 +11,7 @@ import pytest
 from replay.compare.runs import BASELINE_LABELS, HYBRID_LABELS, METHOD
 from replay.plan.method_plan import render_method_plan
 from replay.run.method_options import check_budget, extra_options, method_from_args, settings_of
-from replay.run.options import package_versions
+from replay.run.provenance import package_versions
 from stratune_core.config.knobs import Config
 from stratune_core.records.method_spec import SPECS, Generator, Method, StraTuneMethod
 from stratune_core.round.registry import (

@@ -134,10 +134,12 @@ def directory(name: str, value: object) -> Path:
     return Path(value)
 
 
-def whole(name: str, value: object, low: int) -> int:
-    """An integer argument (not a bool) of at least `low`."""
+def whole(name: str, value: object, low: int, high: int | None = None) -> int:
+    """An integer argument (not a bool) of at least `low` (and at most `high`)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ConfigError(f"{name}: expected a whole number >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ConfigError(f"{name}: at most {high}, got {value!r}")
     return value
 
 

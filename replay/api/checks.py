@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from llm_cache.spec import MAX_CONCURRENCY
 from replay.api.arguments import SkillArg, TaskArg, directory, prepare, whole
 from replay.api.data_task import Row, ScorerArg
 from replay.api.output import console_for, raised_as_errors, said
@@ -37,7 +38,7 @@ def evaluate(skill: SkillArg | OptimizeResult, *, task: TaskArg, target: str,
     "initial" is the task's initial skill. With `out`, the scores, skills and cache are kept
     there for `stratune replay OUT`."""
     with raised_as_errors():
-        whole("concurrency", concurrency, 1)
+        whole("concurrency", concurrency, 1, MAX_CONCURRENCY)
         directory("cache_dir", cache_dir)
         prepared = prepare(task, target=target, optimizer=target,
                            out=cache_dir if out is None else out, scorer=scorer, test=test,

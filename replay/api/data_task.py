@@ -24,6 +24,7 @@ import xxhash
 from attrs import field, frozen
 
 from replay.rundir.serde import TaskSpec
+from replay.skills.agent_skill import refuse_oversized
 from replay.tasks import custom
 from stratune_core.records.errors import ConfigError, TaskDataError
 from stratune_core.tasks.custom import CustomTask
@@ -66,6 +67,8 @@ class DataTask:
             raise TaskDataError("task: no training rows; give at least one (input, expected)")
         if initial_skill is not None and not initial_skill.strip():
             raise ConfigError("initial_skill: empty; give the skill text to start from, or None")
+        if initial_skill is not None:
+            refuse_oversized(initial_skill, "initial_skill")
         return cls(name=name, train=by_split["train"], test=by_split["test"],
                    scorer=_scorer(scorer), initial_skill=initial_skill)
 

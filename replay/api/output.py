@@ -12,6 +12,7 @@ from rich.console import Console
 from llm_cache.errors import SpecError
 from replay.api.results import ModelCallFailed, RunStopped
 from replay.commands.error_lines import error_line
+from replay.commands.widths import console_width
 from replay.models.redact import scrub
 from replay.run import runner
 from stratune_core.records.errors import ConfigError, StraTuneError
@@ -23,7 +24,7 @@ def console_for(progress: bool | None) -> Console:
     shown = Console().is_terminal if progress is None else progress
     # soft_wrap: each message stays one recorded line (the terminal wraps it for the eye)
     if shown:
-        return Console(record=True, soft_wrap=True)
+        return Console(record=True, soft_wrap=True, width=console_width())
     return Console(record=True, file=io.StringIO(), width=10_000, soft_wrap=True)
 
 

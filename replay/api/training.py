@@ -15,6 +15,7 @@ from rich.console import Console
 
 from llm_cache.accounting import Accounting
 from llm_cache.gates import StopRequested
+from llm_cache.spec import MAX_CONCURRENCY
 from replay.api.arguments import Prepared, SkillArg, TaskArg, prepare, whole
 from replay.api.data_task import Row, ScorerArg
 from replay.api.output import console_for, raise_for, raised_as_errors
@@ -78,7 +79,7 @@ def train_prepared(prepared: Prepared, out: str | Path, *, progress: bool | None
     (`replay/bridges/`): its own round `observers`, and `test_split` scored after the run
     (outside the budget, as `test_eval` scores the test split)."""
     with raised_as_errors():
-        whole("concurrency", concurrency, 1)
+        whole("concurrency", concurrency, 1, MAX_CONCURRENCY)
     path = Path(out).expanduser()
     return _train(prepared, path, console_for(progress), _Recorder(prepared),
                   concurrency=concurrency, test_split=test_split, max_cost=max_cost,
@@ -113,7 +114,7 @@ def optimize(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
     at most max_turns model calls (typed, documented functions; `stratune.tool(pure=True)`
     marks one that replay may recompute), or `--tools` spellings."""
     with raised_as_errors():
-        whole("concurrency", concurrency, 1)
+        whole("concurrency", concurrency, 1, MAX_CONCURRENCY)
         prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
                            test=test, skill=skill, initial_skill=initial_skill, budget=budget,
                            seed=seed, profile=profile, config=config, placement=placement,
@@ -139,7 +140,7 @@ def iterate(task: TaskArg, *, target: str, optimizer: str, out: str | Path,
     holds the result. Leaving the loop early stops the run after the round in progress, as a
     stop control does: the same call resumes it."""
     with raised_as_errors():
-        whole("concurrency", concurrency, 1)
+        whole("concurrency", concurrency, 1, MAX_CONCURRENCY)
         prepared = prepare(task, target=target, optimizer=optimizer, out=out, scorer=scorer,
                            test=test, skill=skill, initial_skill=initial_skill, budget=budget,
                            seed=seed, profile=profile, config=config, placement=placement,

@@ -17,6 +17,7 @@ from rich.logging import RichHandler
 from replay.commands.error_lines import error_line
 from replay.commands.handlers import EXIT_STOPPED, WATCHDOG
 from replay.commands.parser import EXIT_BAD_INPUT, build_parser
+from replay.commands.widths import console_width
 from replay.input_files import too_deep
 from replay.models.extensions import Extensions, using
 from replay.models.redact import scrub
@@ -47,7 +48,7 @@ def main(argv: Sequence[str] | None = None, *,
         except SystemExit as exc:  # --help, or a usage error already printed in one line
             return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
         _stop_on_sigterm()
-        console = Console()
+        console = Console(width=console_width())
         # The model layer's retry lines ("retry 1/6 in 2.0 s: ...") print above the progress bar.
         model_log = RichHandler(console=console, show_time=False, show_level=False,
                                 show_path=False)

@@ -32,6 +32,13 @@ def directory(text: str) -> str:
     return text
 
 
+def name(text: str) -> str:
+    """A name (an MLflow experiment's): not empty, not only spaces."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty; give a name")
+    return text
+
+
 # what an Agent Skills folder may learn beside its body (`--skill-parts`; replay/skills/skill_parts.py)
 SKILL_PART_KINDS = ("description", "references", "scripts")
 

@@ -24,6 +24,7 @@ from rich.console import Console
 from replay.models import local_model
 from replay.run import runner
 from replay.run.options import RunOptions
+from replay.rundir.out_dir import check_out
 from replay.rundir.serde import TaskSpec
 from replay.viewer import RunView, summary
 from replay.viewer.show import load_run, show
@@ -106,6 +107,7 @@ def demo_live(console: Console, out: str | Path | None = None, *,
     if path.resolve().is_relative_to(TRACES.resolve()):
         raise StraTuneError(f"--out {path}: traces/ holds recorded traces only; choose another "
                             "directory")
+    check_out(path, "run")  # before the install and the build, which take minutes
     gguf = local_model.ensure(console) if install is None else \
         local_model.ensure(console, run=install)
     console.print(f"training live on the bundled demo task ({LIVE_LIMIT} training samples, "

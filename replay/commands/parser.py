@@ -5,12 +5,14 @@ fast."""
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from llm_cache import cli as cache_cli
+from llm_cache.spec import MAX_CONCURRENCY
 from replay.commands import handlers
 from replay.commands.arg_types import at_least, directory, part_kinds
 from replay.commands.help_examples import add_examples
+from replay.commands.widths import MAX_WIDTH, MIN_WIDTH
 from replay.compare import cli as compare_cli
 from replay.evaluate import flags as evaluate_flags
 from replay.grid import cli as grid_cli
@@ -24,12 +26,29 @@ from stratune_core.tasks.common import Placement
 
 DEFAULT_CACHE_DIR = cache_cli.DEFAULT_CACHE_DIR
 EXIT_BAD_INPUT = 2
-MAX_WIDTH = 1000  # --width: columns of an export; wider is a typo and would take minutes
 DEFAULT_PORT = 8049  # `serve` (replay/dashboard/server.py, which the parser does not import)
 
 
+class _StoreOnce(argparse._StoreAction):
+    """A flag taking one value, given once: argparse keeps the last of two (`evaluate --skill
+    A --skill B` scored B alone), which reads as if both counted."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if option_string is not None and getattr(self, "_seen", None) is namespace:
+            parser.error(f"{'/'.join(self.option_strings)} is given twice; give it once")
+        self._seen = namespace
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line (the full usage is a `--help` away)."""
+    """argparse, with a usage error as one line (the full usage is a `--help` away), and each
+    flag that takes one value taken once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {scrub(message)} (see {self.prog} "
@@ -93,7 +112,7 @@ def _run_flags(p: argparse.ArgumentParser, *, out: bool) -> None:
     if out:
         p.add_argument("--out", required=True, type=directory,
                        help="run directory (rerun to resume)")
-        p.add_argument("--concurrency", type=at_least(1), default=8,
+        p.add_argument("--concurrency", type=at_least(1, MAX_CONCURRENCY), default=8,
                        help="model calls in flight at once (default 8)")
         p.add_argument("--test-eval", action="store_true",
                        help="afterwards, score the initial and final skill on the test split")
@@ -121,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--split", default="test", choices=("test", "train"))
     ev.add_argument("--cache-dir", help=f"the cache to read and fill (default {DEFAULT_CACHE_DIR}; "
                     "not with --out, whose directory keeps its own)")
-    ev.add_argument("--concurrency", type=at_least(1), default=8)
+    ev.add_argument("--concurrency", type=at_least(1, MAX_CONCURRENCY), default=8)
     evaluate_flags.add_flags(ev)
     ev.set_defaults(func=handlers.cmd_evaluate)
     rp = sub.add_parser("replay", help="re-execute a recorded run offline and check its events")
@@ -136,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "episode's trajectory), under --candidate's skill or the final one")
     view.add_argument("--export", choices=("svg", "html", "png", "txt"))
     view.add_argument("--output", help="export file (default: stratune-view.<format>)")
-    view.add_argument("--width", type=at_least(40, MAX_WIDTH), default=120,
+    view.add_argument("--width", type=at_least(MIN_WIDTH, MAX_WIDTH), default=120,
                       help="export width in columns")
     view.add_argument("--html", metavar="FILE",
                       help="write the run's (or a grid directory's) web page to FILE: one "
@@ -167,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--out", required=True, type=directory, help="run directory (rerun to resume)")
     op.add_argument("--budget", help="N executions, or Kx for K per record (default 6x)")
     op.add_argument("--seed", type=int, default=0)
-    op.add_argument("--concurrency", type=at_least(1), default=8)
+    op.add_argument("--concurrency", type=at_least(1, MAX_CONCURRENCY), default=8)
     op.add_argument("--max-cost", metavar="USD", help="stop before the paid cost passes USD")
     op.add_argument("--timeout", help="stop after DURATION (90s, 30m, 2h)")
     op.set_defaults(func=handlers.cmd_optimize_prompts)

@@ -18,6 +18,7 @@ from typing import Any
 import dspy
 
 from replay.api.checks import replay as replay_run
+from replay.api.output import raised_as_errors
 from replay.api.results import OptimizeResult, ReplayResult
 from replay.api.training import optimize
 from replay.dspy_program.task import Metric, ProgramTask, with_instructions
@@ -49,6 +50,9 @@ class StraTune:
             raise StraTuneError(f"metric: {metric!r:.40} is not callable; give a function "
                                 "(example, prediction, trace=None) -> score")
         self.metric = metric
+        with raised_as_errors():  # a spec no run can use, refused here rather than at compile
+            for spec in (target, optimizer):
+                models.canonical_model(spec)
         self.run_options: dict[str, Any] = dict(
             target=target, optimizer=optimizer, out=out, budget=budget, seed=seed,
             profile=profile, config=config, concurrency=concurrency, max_cost=max_cost,

@@ -7,7 +7,8 @@ from typing import Any
 
 from rich.console import Console
 
-from replay.commands.arg_types import at_least, directory
+from replay.commands.arg_types import at_least, directory, name
+from stratune_core.records.errors import ConfigError
 
 
 def register(sub: Any) -> None:
@@ -27,7 +28,7 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", metavar="DURATION", help="stop after DURATION (90s, 30m, 2h); "
                    "`touch DIR/STOP` stops every cell at its next round boundary")
     p.add_argument("--mlflow", metavar="URI", help="log every cell to MLflow")
-    p.add_argument("--mlflow-experiment", default="stratune", metavar="NAME")
+    p.add_argument("--mlflow-experiment", default="stratune", type=name, metavar="NAME")
     ray = p.add_argument_group("Ray (pip install -e '.[ray]')")
     ray.add_argument("--ray", metavar="ADDRESS", help="run each cell as a Ray task: `auto` "
                      "(the cluster this node belongs to) or ray://HOST:PORT")
@@ -52,24 +53,28 @@ def cmd_grid(args: argparse.Namespace, console: Console) -> int:
     from replay.stops.control import parse_cost, parse_duration
 
     spec = load_grid(args.grid)
-    if args.dry_run:
-        root = Path(args.out).resolve()
-        cells = checked_cells(spec, root, SpecEnv())
-        for line in plan_lines(cells, root):
-            console.print(line, highlight=False)
-        return 0
+    # every flag is read before --dry-run lists the cells: a dry run accepts what a run accepts
+    for flag, given in (("--ship", args.ship), ("--ray-pass-env", args.ray_pass_env)):
+        if given and args.ray is None:
+            raise ConfigError(f"{flag}: only with --ray ADDRESS (a grid on one machine has "
+                              "nothing to ship or hand over); add --ray or drop it")
     if args.timeout is not None:
         parse_duration(args.timeout)
-    from replay.commands.handlers import serve_hint
-
-
-    def hint() -> None:  # only once the grid accepted its input: a refused grid has no page
-        console.print(serve_hint(args.out), highlight=False, soft_wrap=True, markup=False)
-
     options = GridOptions(
         jobs=args.jobs, max_connections=parse_connections(args.max_connections),
         max_cost=None if args.max_cost is None else parse_cost(args.max_cost),
         timeout=args.timeout, mlflow=args.mlflow, mlflow_experiment=args.mlflow_experiment,
         ray=args.ray, ray_cpus=args.ray_cpus, ship=args.ship, ray_pass_env=args.ray_pass_env,
     )
+    if args.dry_run:
+        root = Path(args.out).resolve()
+        cells = checked_cells(spec, root, SpecEnv())
+        for line in plan_lines(cells, root):
+            console.print(line, highlight=False)
+        return 0
+    from replay.commands.handlers import serve_hint
+
+    def hint() -> None:  # only once the grid accepted its input: a refused grid has no page
+        console.print(serve_hint(args.out), highlight=False, soft_wrap=True, markup=False)
+
     return run_grid(spec, args.out, console, options=options, on_ready=hint).code

@@ -1,6 +1,5 @@
-"""Reading a grid file (TOML, with the stdlib `tomllib`) into a `GridSpec`
-(`replay/grid/spec.py` shows the file's shape): every key checked, every error one line naming
-the file and the key, an exit-2 error."""
+"""Reading a grid file (TOML, with the stdlib `tomllib`) into a `GridSpec` (`replay/grid/spec.py`
+shows its shape): every key checked, every error one exit-2 line naming the file and the key."""
 
 from __future__ import annotations
 
@@ -9,11 +8,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from llm_cache.spec import MAX_CONCURRENCY
 from replay.grid.spec import (
     FLAGS,
     MAX_SEED,
     MAX_SEEDS,
     NAME,
+    NAME_MAX,
     NOT_SETTABLE,
     PAIR_KEYS,
     RUN_KEYS,
@@ -24,8 +25,9 @@ from replay.grid.spec import (
     GridSpec,
     PairEntry,
     TaskEntry,
+    refuse_same_cells,
 )
-from replay.input_files import read_regular, too_deep
+from replay.input_files import number_too_long, read_regular, too_deep, too_many_digits
 from replay.run.method_options import settings_of
 from replay.rundir.serde import TaskSpec
 from replay.tasks.registry import BUILT_IN
@@ -54,6 +56,8 @@ def load_grid(path: str | Path) -> GridSpec:
                         f"{exc.start}); give a TOML grid file") from None
     except tomllib.TOMLDecodeError as exc:
         raise GridError(f"{file}: not valid TOML ({exc})") from None
+    except ValueError as exc:  # a number of more digits than Python converts
+        raise number_too_long(str(file), GridError) if too_many_digits(exc) else exc from None
     return parse_grid(data, file)
 
 
@@ -66,6 +70,7 @@ def parse_grid(data: Mapping[str, Any], file: Path) -> GridSpec:
                       for name, entry in reader.table(data, "ablations").items())
     ablations += reader.methods(data.get("methods", []), {a.name for a in ablations})
     ablations += reader.generators(data.get("generators", []), {a.name for a in ablations})
+    refuse_same_cells(ablations, reader.error)
     names = {a.name for a in ablations}
     for ablation in ablations:
         if ablation.replay_of is not None and ablation.replay_of not in names:
@@ -82,7 +87,7 @@ def parse_grid(data: Mapping[str, Any], file: Path) -> GridSpec:
         test_eval=reader.typed(data, "test_eval", bool, False),
         profile=reader.typed(data, "profile", str, "paper"),
         config_file=reader.path(data["config"], "config") if "config" in data else None,
-        concurrency=reader.positive(data.get("concurrency", 8), "concurrency"),
+        concurrency=reader.positive(data.get("concurrency", 8), "concurrency", MAX_CONCURRENCY),
         defaults=defaults,
         max_connections=tuple((name, reader.positive(n, f"max_connections.{name}"))
                               for name, n in reader.table(data, "max_connections",
@@ -113,7 +118,8 @@ class _Reader:
             raise self.error(key, f"the grid needs at least one entry in [{key}]")
         for name in value:
             if not NAME.match(name):
-                raise self.error(f"{key}.{name}", "names may use letters, digits and . _ + = -")
+                raise self.error(f"{key}.{name[:40]}", "names may use letters, digits and "
+                                 f". _ + = - (at most {NAME_MAX} characters)")
         return value
 
     def typed(self, data: Mapping[str, Any], key: str, kind: type, default: Any) -> Any:
@@ -122,9 +128,11 @@ class _Reader:
             raise self.error(key, f"expected {kind.__name__}, got {value!r}")
         return value
 
-    def positive(self, value: Any, key: str) -> int:
+    def positive(self, value: Any, key: str, at_most: int | None = None) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise self.error(key, f"expected a positive integer, got {value!r}")
+        if at_most is not None and value > at_most:
+            raise self.error(key, f"at most {at_most}, got {value}")
         return value
 
     def path(self, value: Any, key: str) -> str:

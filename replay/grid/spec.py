@@ -38,6 +38,7 @@ data directories, config files, replay sources) are relative to the grid file.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,10 @@ RUN_KEYS = ("profile", "config", "budget", "method", "generator")  # ablation ke
 MAX_SEEDS = 1000  # seeds per cell: the paper's tables use 3 to 5; a million cells is a typo
 MAX_SEED = 2**63 - 1  # numpy's SeedSequence takes any, the manifest stores it as JSON
 NOT_SETTABLE = ("seed", "target_model", "optimizer_model")  # set by the cell itself
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+=-]*$")
+# A name is a directory of each cell's path (DIR/<task>/<pair>/<ablation>/seed<k>): at most
+# NAME_MAX characters, so no cell's path part passes a file system's 255 bytes.
+NAME_MAX = 100
+NAME = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._+=-]{{0,{NAME_MAX - 1}}}$")
 
 
 class GridError(ConfigError):
@@ -86,6 +90,20 @@ class Ablation:
     config_file: str | None = None
     replay_of: str | None = None  # another ablation of this grid whose cells it replays
     method: MethodSpec = field(factory=default_method)
+
+
+def refuse_same_cells(ablations: tuple[Ablation, ...],
+                      error: Callable[[str, str], GridError]) -> None:
+    """Two ablations that would run the same cells (`methods = ["stratune"]` beside
+    `full = {}` paid for every full cell twice) are refused, naming the second."""
+    def what(a: Ablation) -> tuple[Any, ...]:
+        return (a.method, a.profile, a.config_file, a.replay_of, sorted(map(repr, a.overrides)))
+
+    for i, first in enumerate(ablations):
+        for second in ablations[i + 1:]:
+            if what(first) == what(second):
+                raise error(f"ablations.{second.name}", f"runs the same cells as "
+                            f"{first.name!r} (the same method and settings); drop one")
 
 
 @frozen(kw_only=True)

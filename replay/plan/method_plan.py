@@ -4,15 +4,18 @@ spent)."""
 
 from __future__ import annotations
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from llm_cache.records import Usage
 from replay.plan.estimate import CHARS_PER_TOKEN, OPTIMIZER_OUTPUT_TOKENS, OPTIMIZER_OVERHEAD_TOKENS
 from replay.plan.estimate import _cost as cost_text
+from replay.run.method_options import check_budget
 from stratune_core.config.knobs import Config
 from stratune_core.config.serde import unstructure
 from stratune_core.methods.entry import MethodEstimate
+from stratune_core.records.errors import ConfigError
 from stratune_core.records.method_spec import MethodSpec
 from stratune_core.records.task import Task
 from stratune_core.round.registry import entry_of
@@ -60,4 +63,9 @@ def render_method_plan(spec: MethodSpec, config: Config, task: Task) -> Renderab
     table.add_row("optimizer", f"{config.optimizer_model}: {optimizer.input_tokens:,} in / "
                                f"{optimizer.output_tokens:,} out tokens, "
                                f"{cost_text(optimizer, config.optimizer_model)}")
+    try:  # as StraTune's plan does: a budget `train` refuses is said, with the least it takes
+        check_budget(spec, budget, n)
+    except ConfigError as exc:
+        return Group(table, Text(f"warning: {str(exc).removeprefix('budget: ')}: `stratune "
+                                 "train` refuses it", style="bold yellow"))
     return table

@@ -5,9 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-import subprocess
 from collections.abc import Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -15,22 +13,28 @@ import attrs
 from attrs import field, frozen
 
 from llm_cache.backends.bedrock import resolve_spec
-from replay.input_files import read_regular, too_deep
+from replay.input_files import (
+    number_too_long,
+    read_regular,
+    refuse_surrogates,
+    too_deep,
+    too_many_digits,
+)
 from replay.models.specs import Model, canonical_model, load_task, resolve
 from replay.run.method_options import check_settings
-from replay.rundir.serde import Manifest, Package, ReplayOrigin, TaskSpec, TraceError
+from replay.run.provenance import git_revision, harness_versions, package_versions
+from replay.rundir.serde import Manifest, ReplayOrigin, TaskSpec, TraceError
 from replay.targets.kinds import toolbox_of
 from stratune_core.config.knobs import Config
 from stratune_core.config.layers import Layer, Layered, layer_config, task_layer
 from stratune_core.records.errors import ConfigError, StraTuneError
 from stratune_core.records.method_spec import MethodSpec, default_method
 from stratune_core.records.task import Task
-from stratune_core.round.registry import packages_of, prompt_version_of
+from stratune_core.round.registry import prompt_version_of
 from stratune_core.selection.selectors.scripted import ReplaySequence, recorded_strategies
 from stratune_core.state.events import OperatorChosen, RoundStarted
 
 MAX_BUDGET = 10**9  # target executions: far beyond any run (the paper's budgets are 6x |train|)
-PACKAGES = ("stratune", "attrs", "cattrs", "anthropic", "diskcache", "xxhash", "numpy", "rich")
 
 
 @frozen(kw_only=True)
@@ -85,8 +89,13 @@ def _file_layer(name: str) -> Layer:
         raise ConfigError(f"--config {path}: cannot be read as UTF-8 text ({exc})") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    except ValueError as exc:
+        if too_many_digits(exc):
+            raise number_too_long(str(path), ConfigError) from None
+        raise
     except RecursionError:
         raise ConfigError(str(too_deep(str(path)))) from None
+    refuse_surrogates(data, str(path), ConfigError)
     return Layer(where=str(path), values=data)
 
 
@@ -198,52 +207,6 @@ def with_recorded_sequence(config: Config) -> Config:
     if not any(s is not None for s in sequence):
         raise ConfigError(f"selector {selector}: the trace chose no operators")
     return config.replace(selector=attrs.evolve(selector, strategies=sequence))
-
-
-def harness_versions(task: TaskSpec) -> tuple[Package, ...]:
-    """A harness run's CLI and the wheel it came in: a replay on another CLI version says so."""
-    if task.kind is None:
-        return ()
-    from replay.harness.cli import cli_version
-
-    sdk = installed_version("claude-agent-sdk")
-    return (*((Package(name="claude-agent-sdk", version=sdk),) if sdk else ()),
-            Package(name="claude-code", version=cli_version().split()[0]))
-
-
-def package_versions(method: MethodSpec | None = None) -> tuple[Package, ...]:
-    """StraTune's dependencies and the packages `method` runs through (its entry's), as installed."""
-    names = (*PACKAGES, *(packages_of(method) if method is not None else ()))
-    return tuple(Package(name=n, version=v) for n in names if (v := installed_version(n)))
-
-
-# Looked up once per process: the code a process runs is the code it imported, so every run
-# it starts (each cell of a grid) shares them, and each lookup is slow (a scan of the installed
-# packages' metadata; two git subprocesses).
-@functools.cache
-def installed_version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-@functools.cache
-def git_revision() -> str | None:
-    root = Path(__file__).resolve().parents[2]
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    revision = done.stdout.strip()
-    if done.returncode != 0 or not revision:
-        return None
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                           capture_output=True, text=True, timeout=5, check=False)
-    return revision + ("-dirty" if dirty.stdout.strip() else "")
 
 
 def replay_origin(config: Config) -> ReplayOrigin | None:

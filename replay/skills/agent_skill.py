@@ -20,9 +20,15 @@ import attrs
 import yaml
 from attrs import frozen
 
-from replay.input_files import read_regular
+from replay.input_files import (
+    number_too_long,
+    read_regular,
+    refuse_surrogates,
+    too_many_digits,
+)
+from replay.skills.folder_entries import check_entries
 from stratune_core.records.base import TaskInfo
-from stratune_core.records.errors import ConfigError
+from stratune_core.records.errors import ConfigError, StraTuneError
 from stratune_core.records.task import Task
 
 SKILL_FILE = "SKILL.md"
@@ -86,14 +92,22 @@ def read_skill_folder(path: str | Path) -> AgentSkill:
     if not body:
         raise SkillFolderError(f"{file}: body: empty; write the skill's instructions below the "
                                "front matter")
-    if len(body) > BODY_MAX_CHARS:
-        raise SkillFolderError(f"{file}: body: {len(body):,} characters, over the limit of "
-                               f"{BODY_MAX_CHARS:,}; move reference material into other files "
-                               "of the folder")
+    refuse_oversized(body, f"{file}: body", SkillFolderError)
     if "\x00" in body:
         raise SkillFolderError(f"{file}: body: holds NUL bytes, not text")
+    check_entries(folder, SkillFolderError)
     return AgentSkill(folder=folder, name=name, description=description, front_matter=front,
                       body=body)
+
+
+def refuse_oversized(skill: str, where: str,
+                     error: type[StraTuneError] = ConfigError) -> None:
+    """Every initial skill (a SKILL.md body, initial_skill.txt, `initial_skill=`) has the one
+    limit BODY_MAX_CHARS."""
+    if len(skill.strip()) > BODY_MAX_CHARS:
+        raise error(f"{where}: {len(skill.strip()):,} characters, over the limit of "
+                    f"{BODY_MAX_CHARS:,} for a skill; move reference material into other files "
+                    "(an Agent Skills folder's references)")
 
 
 def _split(text: str, file: Path) -> tuple[str, str]:
@@ -139,12 +153,17 @@ def _parse(front: str, file: Path) -> dict[str, object]:
     except RecursionError:
         raise SkillFolderError(f"{file}: front matter: nested too deeply to read; flatten "
                                "it") from None
+    except ValueError as exc:
+        if too_many_digits(exc):
+            raise number_too_long(f"{file}: front matter", SkillFolderError) from None
+        raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 2}" if mark is not None else ""  # +1 for the fence, +1 1-based
         problem = getattr(exc, "problem", None) or "not YAML"
         raise SkillFolderError(f"{file}{line}: front matter: does not parse as YAML "
                                f"({problem}); quote values holding ': ' or '#'") from None
+    refuse_surrogates(fields, f"{file}: front matter", SkillFolderError)
     if not isinstance(fields, dict):
         raise SkillFolderError(f"{file}: front matter: expected YAML fields (name: ..., "
                                f"description: ...), got {type(fields).__name__}")

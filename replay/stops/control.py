@@ -35,6 +35,9 @@ from stratune_core.state.state import State
 STOP_FILE = "STOP"
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+# Longer than any run; the watchdog's wait and the deadline's clock arithmetic overflow far
+# past it (99999999999h does), and a typo of that size is better refused than waited for.
+MAX_DURATION_DAYS = 366
 CONTINUE = "run the same command again to continue (paid calls are answered from the cache)"
 
 
@@ -45,12 +48,18 @@ def parse_duration(text: str, *, flag: str = "--timeout") -> float:
         seconds = float(raw)
     except ValueError:
         parts = _DURATION.findall(raw)
-        if not parts or "".join(n + u for n, u in parts) != raw:
+        units = [u for _, u in parts]
+        # each unit once, the largest first: 1h1h or 30m1h is a typo, not 2 h or 90 min
+        in_order = units == sorted(set(units), key=lambda u: -_UNITS[u])
+        if not parts or "".join(n + u for n, u in parts) != raw or not in_order:
             raise ConfigError(f"{flag}: {text!r} is not a duration; write e.g. 90s, 30m, 2h or "
-                              "1h30m") from None
+                              "1h30m (each unit once, the largest first)") from None
         seconds = sum(float(n) * _UNITS[u] for n, u in parts)
     if not math.isfinite(seconds) or seconds <= 0:
         raise ConfigError(f"{flag}: {text!r} must be a finite duration longer than zero")
+    if seconds > MAX_DURATION_DAYS * _UNITS["d"]:
+        raise ConfigError(f"{flag}: {text!r} is longer than {MAX_DURATION_DAYS} days; give a "
+                          "shorter duration, or none to run until the budget is spent")
     return seconds
 
 

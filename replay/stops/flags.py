@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from attrs import frozen
 
+from replay.commands.arg_types import name
 from stratune_core.records.errors import ConfigError, StraTuneError
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def add_flags(parser: argparse.ArgumentParser, *, where: str = "--out") -> None:
     group.add_argument("--mlflow", metavar="URI",
                        help="log to MLflow: sqlite:///mlflow.db, http://host:5000 or file:DIR "
                             "(pip install -e '.[mlflow]')")
-    group.add_argument("--mlflow-experiment", default="stratune", metavar="NAME")
+    group.add_argument("--mlflow-experiment", default="stratune", type=name, metavar="NAME")
 
 
 @frozen

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from llm_cache.records import Response
+from replay.skills.agent_skill import refuse_oversized
 from replay.tasks import files
 from replay.tasks.docvqa import guard_image
 from stratune_core.records.base import Sample
@@ -40,6 +41,7 @@ from stratune_core.tasks.custom_scorers import (
     last_number,
 )
 from stratune_core.tasks.livemath import LABELS
+from stratune_core.tasks.user_exit import no_exit
 
 DEFAULT_SKILL = "Complete the task. Put the final answer inside <answer>...</answer> tags."
 SPLITS = ("train", "test")
@@ -67,10 +69,14 @@ def resolve_scorer(spec: str) -> Scorer:
                               "function and cannot be imported; replay the run from Python with "
                               "stratune.replay(DIR, scorer=...), or move the function into a "
                               "module")
+        if not all(part.isidentifier() for part in [*module_name.split("."), attr]):
+            raise ConfigError(f"scorer: {spec!r}: write module:function (Python names, e.g. "
+                              "myscorers:score), or one of exact, regex, choice, anls, numeric")
         try:
             fn = getattr(import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"scorer: cannot load {spec!r} ({exc}); give module:function "
+        except Exception as exc:  # any failure of the user's module is theirs to fix
+            raise ConfigError(f"scorer: cannot load {spec!r} ({type(exc).__name__}: {exc}); "
+                              "give module:function "
                               "importable from the current directory") from None
         if not callable(fn):
             raise ConfigError(f"scorer: {spec!r} is not callable; name a function (answer, "
@@ -82,7 +88,7 @@ def resolve_scorer(spec: str) -> Scorer:
 def function_scorer(fn: ScoreFn, name: str) -> Scorer:
     """The user's function (answer text, expected) -> [0, 1]; its attributes `binary` and
     `threshold`, if set, say how its scores read."""
-    return Scorer(name=name, fn=fn, binary=bool(getattr(fn, "binary", False)),
+    return Scorer(name=name, fn=no_exit(fn), binary=bool(getattr(fn, "binary", False)),
                   threshold=float(getattr(fn, "threshold", 1.0)))
 
 
@@ -187,6 +193,8 @@ def load(spec: str | Path, *, scorer: str | Scorer | None = None, placement: str
     if skill is not None and not skill.strip():
         raise TaskDataError(f"{skill_file}:1: initial skill: empty (only white space); write "
                             "the skill, or delete the file for the generic one")
+    if skill is not None:
+        refuse_oversized(skill, f"{skill_file}: initial skill", TaskDataError)
     return task_of(path, parts, chosen, skill, placement=placement, limit=limit,
                    name=name or (path.name if path.is_dir() else path.stem), max_tokens=max_tokens)
 

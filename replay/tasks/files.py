@@ -15,7 +15,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from replay.input_files import read_regular
+from replay.input_files import (
+    number_too_long,
+    read_regular,
+    refuse_surrogates,
+    too_many_digits,
+)
 from stratune_core.records.base import Sample
 from stratune_core.records.errors import StraTuneError, TaskDataError
 
@@ -73,13 +78,19 @@ def _decode(data: bytes, path: Path, first_line: int) -> str:
 def read_json(path: Path, what: str = "file") -> Any:
     text = read_text(path, what)
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except RecursionError:
         raise TaskDataError(f"{path}: invalid JSON (nested too deeply)") from None
     except json.JSONDecodeError as exc:
         raise TaskDataError(
             f"{path}:{exc.lineno}: invalid JSON at column {exc.colno} ({exc.msg})"
         ) from None
+    except ValueError as exc:
+        if too_many_digits(exc):
+            raise number_too_long(str(path), TaskDataError) from None
+        raise
+    refuse_surrogates(value, str(path), TaskDataError)
+    return value
 
 
 def read_jsonl(path: Path, what: str = "file") -> tuple[tuple[int, Any], ...]:
@@ -90,13 +101,17 @@ def read_jsonl(path: Path, what: str = "file") -> tuple[tuple[int, Any], ...]:
         if not line.strip():
             continue
         try:
-            rows.append((lineno, json.loads(line, parse_constant=_not_json)))
+            row = json.loads(line, parse_constant=_not_json)
         except RecursionError:
             raise TaskDataError(f"{path}:{lineno}: invalid JSON (nested too deeply)") from None
         except ValueError as exc:  # JSONDecodeError, or NaN/Infinity refused
+            if too_many_digits(exc):
+                raise number_too_long(f"{path}:{lineno}", TaskDataError) from None
             where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
             msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             raise TaskDataError(f"{path}:{lineno}: invalid JSON{where} ({msg})") from None
+        refuse_surrogates(row, f"{path}:{lineno}", TaskDataError)
+        rows.append((lineno, row))
     return tuple(rows)
 
 

@@ -76,6 +76,9 @@ def load_task(
 ) -> Task:
     if limit is not None and limit < 1:
         raise ConfigError(f"limit: must be >= 1, got {limit}; give --limit 1 or more")
+    if data_dir is not None and spec not in BENCHMARKS:  # ignored, it would seem to be read
+        raise ConfigError(f"--data: task {spec!r} reads no data directory (only "
+                          f"{', '.join(BENCHMARKS)} do); drop --data")
     if (kind := bridges.kind_of(spec)) is not None:  # another framework's task
         if scorer is not None and kind != bridges.HF:
             raise ConfigError(f"scorer: a {kind} task is scored by its own scorer; drop "

@@ -14,7 +14,7 @@ continues its MLflow run instead of opening a second one):
 
 URIs: `sqlite:///path/mlflow.db` (artifacts beside the database in `mlartifacts/`), an MLflow
 server `http://host:5000`, or a file store `file:/path/mlruns` (MLflow itself refuses the file
-store unless MLFLOW_ALLOW_FILE_STORE=true). Tracking is best effort and off the run's path
+store unless MLFLOW_ALLOW_FILE_STORE=true, which a `file:` URI sets). Tracking is best effort and off the run's path
 (`tracking_queue`): rounds are logged by a background thread through a bounded queue, MLflow's
 HTTP client gets short timeouts and one retry, and the end of a run waits a bounded time for
 the queue. An MLflow error is reported once per run and the (paid) run goes on; its MLflow run
@@ -24,6 +24,7 @@ is then closed as FAILED (if the server answers again by the end), never left RU
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -61,7 +62,13 @@ class MlflowSink:
     not like concurrent writers, so calls are serialised here)."""
 
     def __init__(self, uri: str, experiment: str = "stratune") -> None:
+        if not experiment.strip():
+            raise ConfigError("--mlflow-experiment: empty; give a name (default: stratune)")
         client_class = _mlflow()
+        if uri.startswith("file:"):
+            # MLflow 3 refuses its file store unless this is set; `file:DIR` is a form we
+            # document, so asking for it is the opt-in
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         bound_mlflow_http()
         self.uri = uri
         self.client = client_class(tracking_uri=uri)

@@ -17,6 +17,7 @@ from stratune_core.records.errors import TaskDataError
 from stratune_core.tasks import anls
 from stratune_core.tasks.common import SingleTurnTask, head, tail
 from stratune_core.tasks.custom_scorers import Scorer, golds
+from stratune_core.tasks.user_exit import ProcessExitCalled
 
 
 def _freeze(value: object) -> object:
@@ -63,7 +64,8 @@ class CustomTask(SingleTurnTask):
         try:
             raw = self.scorer.fn(text, item.expected)
         except (Exception, SystemExit) as exc:  # the user's: name the sample rather than crash
-            what = (f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit)
+            exit_fn = "os._exit" if isinstance(exc, ProcessExitCalled) else "sys.exit"
+            what = (f"called {exit_fn}({exc.code!r})" if isinstance(exc, SystemExit)
                     else f"raised {type(exc).__name__} ({exc})")
             raise TaskDataError(
                 f"scorer {self.scorer.name}: {what} for sample {sample.id}; fix the scorer "
