@@ -170,6 +170,7 @@ def test_a_model_graded_scorer_grades_through_the_runs_cache(server, tmp_path):
     (world.spec("boxed"), [], "its samples run in a docker sandbox"),
     (world.spec("needs_sandbox"), [], "cannot run here (ProcessLookupError"),
     (world.spec("own_grader"), [], "grades with model openai/gpt-4o"),
+    (world.spec("surrogate_input"), [], "sample 's-3': ['input'] holds a lone surrogate"),
     (world.spec("spell"), ["--scorer", "exact"], "is scored by its own scorer"),
     (world.spec("spell"), ["--placement", "user_prefix"], "skill is its system message"),
     (world.spec("spell") + "?test_fraction=2", [], "test_fraction lies in (0, 1)"),

@@ -26,6 +26,7 @@ from replay.bridges import specs
 from replay.bridges.inspect_engine import DEFAULT_MAX_TOKENS
 from replay.bridges.inspect_skill import SkillLayout
 from replay.bridges.inspect_task import InspectItem, InspectTask
+from replay.input_files import refuse_surrogates
 from replay.tasks import files
 from stratune_core.records.base import Sample
 from stratune_core.records.errors import ConfigError, TaskDataError
@@ -82,6 +83,11 @@ def _split(task: InspectDefinition, samples: list[InspectSample],
         if sid in seen:
             raise TaskDataError(f"Inspect task {task.name}: sample id {sid!r} repeats")
         seen.add(sid)
+        text = (sample.input if isinstance(sample.input, str)
+                else [getattr(m, "text", "") for m in sample.input])
+        refuse_surrogates({"id": sid, "input": text, "target": sample.target,
+                           "choices": list(sample.choices or ())},
+                          f"Inspect task {task.name}: sample {sid!r}", TaskDataError)
         split = (sample.metadata or {}).get("split")
         if split is not None and split not in SPLITS:
             raise TaskDataError(f"Inspect task {task.name}: sample {sid}: metadata split "

@@ -125,3 +125,12 @@ def runs_the_answer() -> Scorer:
 def needs_sandbox() -> Task:
     return Task(dataset=words(8), solver=[system_message(INITIAL), generate()],
                 scorer=runs_the_answer())
+
+
+@task
+def surrogate_input() -> Task:
+    """A sample whose input holds a lone surrogate, which no model call can encode."""
+    data = words(8)
+    data[3] = Sample(input="Spell \ud800 backwards.", target="x", id="s-3",
+                     metadata={"split": "train"})
+    return Task(dataset=data, solver=[system_message(INITIAL), generate()], scorer=includes())
